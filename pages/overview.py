@@ -1,0 +1,50 @@
+"""Overview: workspace counts and the state of each pipeline stage."""
+import pandas as pd
+import streamlit as st
+
+from analysis import figures, skills_view
+from analysis.pipeline_state import pipeline_stages
+from pages.shared import provider_note, workspace
+from workbench.store import skills as skill_store
+from workbench.store.status import workspace_status
+
+ws = workspace()
+st.title("SkillGraph Workbench")
+st.caption(f"Workspace `{ws.root}` · {provider_note()}")
+
+status = workspace_status(ws.db)
+sk = status["skills"]
+cols = st.columns(4)
+for col, (label, key) in zip(cols, [("Skills", "total"), ("Accepted", "accepted"),
+                                    ("Rejected", "rejected"), ("Pending review", "pending")]):
+    col.metric(label, sk[key])
+
+st.subheader("Pipeline")
+stages = pipeline_stages(status)
+st.dataframe(pd.DataFrame([s.__dict__ for s in stages]), hide_index=True, use_container_width=True,
+             key="stages")
+
+table = skill_store.skills_table(ws.db)
+if table.empty:
+    st.info("No skills yet. Run `workbench ingest PATH` to bring some in.")
+else:
+    left, right = st.columns([3, 2])
+    with left:
+        st.subheader("Skills by category")
+        st.plotly_chart(figures.skills_by_category(skills_view.status_by_category(table)),
+                        use_container_width=True, key="by_category")
+    with right:
+        st.subheader("What the filters flagged")
+        rc = skills_view.rule_counts(table)
+        if rc.empty:
+            st.write("Nothing flagged.")
+        else:
+            st.plotly_chart(figures.flagged_rules(rc), use_container_width=True, key="by_rule")
+
+st.subheader("Recent ingests")
+history = skill_store.ingest_history(ws.db)
+st.dataframe(history, hide_index=True, use_container_width=True, key="ingests")
+problems = skill_store.ingest_problems(ws.db)
+if not problems.empty:
+    with st.expander(f"{len(problems)} package(s) could not be ingested in the last run"):
+        st.dataframe(problems, hide_index=True, use_container_width=True, key="problems")

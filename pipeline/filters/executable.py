@@ -1,0 +1,107 @@
+"""Can the skill run in a terminal: no GUI, no paid or private service, a Linux OS,
+binaries that can be installed."""
+from __future__ import annotations
+
+import re
+
+from pipeline.binaries import KNOWN_BINS
+from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed
+from workbench.models import Outcome, ParsedSkill
+
+_GUI_STRONG = compile_all(
+    r"\b(click|double-click|right-click|tap)\b.{0,60}\b(button|menu|icon|tab|dialog|window|"
+    r"toolbar|checkbox|link|ok|next|finish|install)\b",
+    r"\bdrag(ging)?[- ]and[- ]drop",
+    r"\b(drag|drop)\b.{0,40}\b(window|onto|into the)\b",
+    r"\b(gimp|photoshop|illustrator|microsoft excel|ms excel|excel\.exe|finder|file explorer|"
+    r"windows explorer|nautilus|system preferences|control panel|xcode gui|libreoffice calc)\b",
+    r"\b(graphical|gui)\s+(installer|wizard|application|app|client|tool|desktop)\b",
+    r"\b(open|launch|start)\b.{0,30}\bdesktop (app|application)\b",
+    r"\bscreenshot\b.{0,30}\bpaste\b",
+)
+_GUI_NEGATED = re.compile(r"\b(no|without|non|headless|instead of)[- ]+(a\s+)?(gui|graphical|desktop)", re.I)
+
+_PAID = compile_all(
+    r"\b(paid|premium|pro|business|enterprise)\s+(plan|tier|subscription|account|license|edition)\b",
+    r"\b(subscription|licen[cs]e key|seat)\b.{0,40}\b(required|needed|must)\b",
+    r"\brequires?\b.{0,40}\b(subscription|enterprise|paid|billing)\b",
+    r"\b(corporate|company|office|internal)\s+(vpn|network|intranet|sso)\b",
+    r"\b(only|just)\s+(reachable|accessible|available)\s+(from|inside|on)\s+(the\s+)?"
+    r"(corporate|company|office|internal|vpn)",
+    r"https?://[\w.-]+\.(internal|corp|intranet|lan)\b",
+    r"\b(salesforce|snowflake|pinecone|datadog|splunk cloud|servicenow|workday|zendesk|hubspot|"
+    r"twilio|sendgrid|stripe)\b.{0,60}\b(api|account|key|token|instance|org)\b",
+)
+_PAID_ENV = re.compile(
+    r"^(OPENAI|ANTHROPIC|PINECONE|SALESFORCE|SF|SNOWFLAKE|DATADOG|DD|STRIPE|TWILIO|SENDGRID|"
+    r"HUBSPOT|ZENDESK|SERVICENOW|SPLUNK|WEAVIATE|COHERE)_", re.I)
+
+_NON_LINUX = compile_all(
+    r"\bbrew\s+(install|services)\b", r"\blaunchctl\b", r"\bpowershell\b", r"\b\w+\.exe\b",
+    r"\b[A-Z]:\\\\?\w", r"\bwinget\b", r"\bchoco\s+install\b", r"\bosascript\b",
+    r"\bdefaults\s+write\b", r"\breg(\.exe)?\s+add\b", r"\bGet-\w+\b", r"\bSet-\w+\b",
+)
+_LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
+
+
+def gui(skill: ParsedSkill) -> RuleResult:
+    text = "\n".join(ln for ln in skill.raw_text.splitlines() if not _GUI_NEGATED.search(ln))
+    hits = find_lines(text, _GUI_STRONG)
+    if hits:
+        return from_hits("executable.gui", Outcome.FAIL, "needs a graphical desktop", hits)
+    return passed("executable.gui", "no step needs a graphical desktop")
+
+
+def paid_service(skill: ParsedSkill) -> RuleResult:
+    env_hits = [e for e in skill.env_vars if _PAID_ENV.match(e)]
+    hits = find_lines(skill.raw_text, _PAID)
+    if env_hits and not hits:
+        return RuleResult("executable.paid_service", Outcome.FAIL,
+                          f"needs credentials of a paid service: {', '.join(env_hits)}",
+                          "metadata.openclaw.requires.env")
+    if hits:
+        return from_hits("executable.paid_service", Outcome.FAIL,
+                         "needs a paid or private service", hits)
+    return passed("executable.paid_service", "no paid or private service needed")
+
+
+def operating_system(skill: ParsedSkill) -> RuleResult:
+    if skill.os and not (set(skill.os) & _LINUX_NAMES):
+        return RuleResult("executable.os", Outcome.FAIL,
+                          f"declares os {skill.os}: does not run on Linux", "metadata.openclaw.os")
+    hits = find_lines(skill.raw_text, _NON_LINUX, limit=5)
+    if len(hits) >= 2:
+        return from_hits("executable.os", Outcome.FAIL, "macOS- or Windows-only commands", hits[:3])
+    return passed("executable.os", "runs on Linux")
+
+
+def binaries(skill: ParsedSkill) -> RuleResult:
+    unknown = [b for b in skill.bins if b not in KNOWN_BINS]
+    installs = skill.front_matter.get("install") or (
+        skill.front_matter.get("metadata", {}).get("openclaw", {}).get("install")
+        if isinstance(skill.front_matter.get("metadata"), dict) else None)
+    installable = _declared_installs(installs)
+    still_unknown = [b for b in unknown if b not in installable]
+    if still_unknown:
+        return RuleResult("executable.binaries", Outcome.WARN,
+                          "needs binaries with no known Debian or PyPI package: "
+                          + ", ".join(still_unknown), "front matter / code blocks")
+    if skill.bins:
+        return passed("executable.binaries", "all binaries installable: " + ", ".join(skill.bins))
+    return passed("executable.binaries", "needs no special binaries")
+
+
+def _declared_installs(installs) -> set[str]:
+    """Binaries an `install:` block says it provides through apt, pip or npm."""
+    names: set[str] = set()
+    if not isinstance(installs, list):
+        return names
+    for item in installs:
+        if isinstance(item, dict) and str(item.get("kind", "")).lower() in {"apt", "pip", "npm", "uv", "node"}:
+            for key in ("bins", "package", "formula", "module"):
+                value = item.get(key)
+                names.update(value if isinstance(value, list) else [str(value)] if value else [])
+    return names
+
+
+RULES = (gui, paid_service, operating_system, binaries)

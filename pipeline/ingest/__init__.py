@@ -1,0 +1,1 @@
+"""Reading skill packages from folders, git checkouts and JSONL exports."""

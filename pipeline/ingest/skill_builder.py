@@ -1,0 +1,91 @@
+"""Turn a SKILL.md text (plus where it came from) into a ParsedSkill."""
+from __future__ import annotations
+
+import hashlib
+import re
+
+from pipeline.ingest import skill_markdown as smd
+from pipeline.taxonomy import infer_category, normalize_category
+from workbench.models import ParsedSkill
+
+_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:-]{0,127}$")
+
+
+def _required_text(fm: dict, key: str, where: str) -> str:
+    value = fm.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise smd.SkillFormatError(f"{where}: front matter lacks required field '{key}'")
+    if not isinstance(value, (str, int, float)):
+        raise smd.SkillFormatError(
+            f"{where}: front matter field '{key}' must be text, got {type(value).__name__}")
+    return str(value).strip()
+
+
+def build_skill(text: str, *, where: str, skill_key: str, source_kind: str, source_path: str,
+                source_ref: str | None, package_files: list[str], content_hash: str) -> ParsedSkill:
+    md = smd.parse(text, where)
+    fm = md.front_matter
+    name = _required_text(fm, "name", where)
+    if not _NAME_OK.match(name):
+        raise smd.SkillFormatError(f"{where}: name {name[:60]!r} has characters a skill name may not use")
+    description = _required_text(fm, "description", where)
+    steps = smd.extract_steps(md)
+    claw = smd.openclaw_meta(fm)
+    requires = claw.get("requires") if isinstance(claw.get("requires"), dict) else {}
+    tools = smd.as_list(fm.get("allowed-tools", fm.get("allowed_tools")))
+    declared_bins = smd.as_list(requires.get("bins")) + smd.as_list(requires.get("anyBins"))
+    tool_bins = [m.group(1) for t in tools if (m := re.match(r"Bash\(([\w.+-]+)", t))]
+    bins = sorted(set(declared_bins) | set(tool_bins) | set(smd.command_bins(md, steps)))
+    meta = fm.get("metadata") if isinstance(fm.get("metadata"), dict) else {}
+    inputs = smd.extract_section_items(md, smd._INPUT_SECTIONS) or smd.as_list(meta.get("inputs"))
+    outputs = smd.extract_section_items(md, smd._OUTPUT_SECTIONS) or smd.as_list(meta.get("outputs"))
+    given_category = meta.get("category") or fm.get("category")
+    if given_category:
+        category, inferred = normalize_category(str(given_category)), False
+    else:
+        category = infer_category(name, description, md.body, bins)
+        inferred = True
+    os_list = smd.as_list(claw.get("os") or fm.get("os"))
+    version = fm.get("version")
+    return ParsedSkill(
+        skill_key=skill_key,
+        name=name,
+        description=description,
+        category=category,
+        category_inferred=inferred,
+        steps=steps,
+        tools=tools,
+        bins=bins,
+        env_vars=smd.as_list(requires.get("env")),
+        inputs=inputs,
+        outputs=outputs,
+        os=[o.lower() for o in os_list],
+        license=str(fm["license"]) if fm.get("license") else None,
+        skill_version=str(version) if version is not None else None,
+        source_kind=source_kind,
+        source_path=source_path,
+        source_ref=source_ref,
+        package_files=package_files,
+        front_matter=_jsonable(fm),
+        raw_text=text,
+        content_hash=content_hash,
+    )
+
+
+def _jsonable(value):
+    """YAML may hold dates and other objects JSON cannot; keep them as text."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+def text_hash(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p)
+        h.update(b"\0")
+    return h.hexdigest()

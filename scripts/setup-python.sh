@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create .venv (if missing) and install the project into it; idempotent and quick when done.
+# Usage: scripts/setup-python.sh [extras]   e.g. "dev"
+set -euo pipefail
+cd "$(dirname "$0")/.."
+extras="${1:-}"
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+  .venv/bin/python -m pip install -q --upgrade pip
+fi
+spec="."
+[ -n "$extras" ] && spec=".[${extras}]"
+# Re-install only when pyproject.toml changed since the last install of these extras.
+stamp=".venv/.installed-${extras:-base}"
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+  .venv/bin/python -m pip install -q -e "$spec"
+  touch "$stamp"
+fi

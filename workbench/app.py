@@ -1,0 +1,13 @@
+"""The Streamlit dashboard: `workbench app` serves this file."""
+from pathlib import Path
+
+import streamlit as st
+
+PAGES = Path(__file__).resolve().parent.parent / "pages"
+
+st.set_page_config(page_title="SkillGraph Workbench", layout="wide")
+nav = st.navigation({
+    "Workspace": [st.Page(str(PAGES / "overview.py"), title="Overview", default=True)],
+    "Curate": [st.Page(str(PAGES / "skills.py"), title="Skills", url_path="skills")],
+})
+nav.run()

@@ -1,0 +1,158 @@
+"""`workbench` command line: ingest, filter, status, app, demo."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from workbench.config import DEMO_CORPUS, REPO_ROOT, resolve_workspace_dir
+from workbench.store.status import workspace_status
+from workbench.workspace import Workspace
+
+err = Console(stderr=True)
+out = Console()
+
+
+def _progress(label: str, enabled: bool):
+    progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), TextColumn("{task.description}"), console=err,
+                        transient=True, disable=not enabled)
+    task = progress.add_task("", total=None)
+
+    def update(done: int, total: int, what: str) -> None:
+        progress.update(task, completed=done, total=total, description=Path(what).name[:40])
+    return progress, update
+
+
+def cmd_ingest(args) -> int:
+    from pipeline.ingest.run import ingest
+    ws = Workspace.open(args.workspace)
+    progress, update = _progress("Ingesting", not args.json and err.is_terminal)
+    with progress:
+        report = ingest(ws, [Path(p) for p in args.paths], on_progress=update)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        t = Table(title=f"Ingest {report.run_id} into {ws.root}")
+        for col in ("found", "new skills", "new versions", "unchanged", "errors"):
+            t.add_column(col, justify="right")
+        t.add_row(str(report.found), str(len(report.new)), str(len(report.new_versions)),
+                  str(report.unchanged), str(len(report.problems)))
+        out.print(t)
+        if report.problems:
+            pt = Table(title="Not ingested", show_lines=False)
+            pt.add_column("file", overflow="fold")
+            pt.add_column("reason", overflow="fold")
+            for p in report.problems:
+                pt.add_row(p.file, p.reason)
+            out.print(pt)
+        s = workspace_status(ws.db)["skills"]
+        out.print(f"Workspace now holds {s['total']} skills: {s['accepted']} accepted, "
+                  f"{s['rejected']} rejected, {s['pending']} pending.")
+    # Non-zero only when nothing at all could be ingested.
+    return 0 if report.ingested > 0 else 1
+
+
+def cmd_filter(args) -> int:
+    from pipeline.ingest.run import refilter
+    ws = Workspace.open(args.workspace)
+    progress, update = _progress("Filtering", err.is_terminal)
+    with progress:
+        n = refilter(ws, on_progress=update)
+    s = workspace_status(ws.db)["skills"]
+    out.print(f"Filtered {n} skills: {s['accepted']} accepted, {s['rejected']} rejected, {s['pending']} pending.")
+    return 0
+
+
+def cmd_status(args) -> int:
+    ws = Workspace.open(args.workspace)
+    status = workspace_status(ws.db)
+    if args.json:
+        print(json.dumps(status, indent=2))
+        return 0
+    t = Table(title=f"Workspace {ws.root}")
+    t.add_column("part")
+    t.add_column("counts")
+    for part, counts in status.items():
+        t.add_row(part, ", ".join(f"{k}={v}" for k, v in counts.items()))
+    out.print(t)
+    return 0
+
+
+def ensure_demo(workspace: str | None) -> Workspace:
+    """The demo workspace: the bundled corpus, ingested once."""
+    from pipeline.ingest.run import ingest
+    ws = Workspace.open(workspace)
+    if workspace_status(ws.db)["skills"]["total"] == 0:
+        err.print(f"Building the demo workspace in {ws.root} from {DEMO_CORPUS} …")
+        progress, update = _progress("Ingesting demo corpus", err.is_terminal)
+        with progress:
+            report = ingest(ws, [DEMO_CORPUS], on_progress=update)
+        err.print(f"{len(report.new)} skills ingested, {len(report.problems)} packages reported broken "
+                  "(the corpus carries some on purpose).")
+    return ws
+
+
+def cmd_demo(args) -> int:
+    ensure_demo(args.workspace)
+    return 0
+
+
+def cmd_app(args) -> int:
+    ws = ensure_demo(args.workspace) if args.demo else Workspace.open(args.workspace)
+    env = dict(os.environ, WORKBENCH_HOME=str(ws.root))
+    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "workbench" / "app.py"),
+           "--server.address", args.host, "--server.port", str(args.port),
+           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
+    err.print(f"Dashboard on http://{args.host}:{args.port} over {ws.root}")
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--workspace", default=argparse.SUPPRESS,
+                        help="workspace folder (default: $WORKBENCH_HOME or data/workspace)")
+    p = argparse.ArgumentParser(prog="workbench", parents=[common],
+                                description="SkillGraph Workbench: skills in, verified terminal tasks out.")
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("ingest", parents=[common], help="read skill folders, git checkouts or JSONL exports")
+    s.add_argument("paths", nargs="+")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.set_defaults(func=cmd_ingest)
+    s = sub.add_parser("filter", parents=[common], help="run every filter rule again")
+    s.set_defaults(func=cmd_filter)
+    s = sub.add_parser("status", parents=[common], help="workspace counts")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_status)
+    s = sub.add_parser("demo", parents=[common], help="build the demo workspace from the bundled corpus")
+    s.set_defaults(func=cmd_demo)
+    s = sub.add_parser("app", parents=[common], help="serve the dashboard")
+    s.add_argument("--host", default="127.0.0.1", help="bind address (default: localhost only)")
+    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("--demo", action="store_true", help="ingest the bundled corpus first if the workspace is empty")
+    s.set_defaults(func=cmd_app)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    args.workspace = getattr(args, "workspace", None)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        err.print("Interrupted; everything committed so far is kept.")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Numbered schema migrations. Append new ones; never edit an applied one."""
+from __future__ import annotations
+
+from workbench.store.connection import Database
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (
+        1,
+        "skills, filter verdicts, curation events, ingest runs",
+        """
+        CREATE TABLE skills (
+            id VARCHAR PRIMARY KEY,            -- content hash of the package
+            skill_key VARCHAR NOT NULL,        -- identity across versions (source locator)
+            version INTEGER NOT NULL,
+            is_current BOOLEAN NOT NULL,
+            name VARCHAR NOT NULL,
+            description VARCHAR NOT NULL,
+            category VARCHAR NOT NULL,
+            category_inferred BOOLEAN NOT NULL,
+            steps VARCHAR[] NOT NULL,
+            tools VARCHAR[] NOT NULL,
+            bins VARCHAR[] NOT NULL,
+            env_vars VARCHAR[] NOT NULL,
+            inputs VARCHAR[] NOT NULL,
+            outputs VARCHAR[] NOT NULL,
+            os VARCHAR[] NOT NULL,
+            license VARCHAR,
+            skill_version VARCHAR,
+            source_kind VARCHAR NOT NULL,      -- folder | jsonl
+            source_path VARCHAR NOT NULL,
+            source_ref VARCHAR,                -- git commit when ingested from a checkout
+            package_files VARCHAR[] NOT NULL,
+            front_matter JSON NOT NULL,
+            raw_text VARCHAR NOT NULL,
+            ingest_run_id VARCHAR NOT NULL,
+            ingested_at TIMESTAMP NOT NULL
+        );
+        CREATE INDEX skills_key ON skills(skill_key);
+        CREATE TABLE filter_verdicts (
+            skill_id VARCHAR NOT NULL,
+            rule VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL,          -- pass | warn | fail
+            evidence VARCHAR NOT NULL,
+            location VARCHAR,
+            filter_run_id VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (skill_id, rule)
+        );
+        CREATE TABLE curation_events (
+            event_id VARCHAR PRIMARY KEY,
+            batch_id VARCHAR NOT NULL,
+            skill_id VARCHAR NOT NULL,
+            field VARCHAR NOT NULL,
+            old_value VARCHAR,                  -- override before (NULL: none)
+            new_value VARCHAR,                  -- override after (NULL: removed)
+            old_effective VARCHAR,              -- what the user saw before the change
+            author VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            undoes_batch VARCHAR                -- set on events written by an undo
+        );
+        CREATE TABLE skill_overrides (
+            skill_id VARCHAR NOT NULL,
+            field VARCHAR NOT NULL,
+            value VARCHAR NOT NULL,
+            event_id VARCHAR NOT NULL,
+            PRIMARY KEY (skill_id, field)
+        );
+        CREATE TABLE ingest_runs (
+            run_id VARCHAR PRIMARY KEY,
+            started_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP,
+            paths JSON NOT NULL,
+            found INTEGER DEFAULT 0,
+            new_skills INTEGER DEFAULT 0,
+            new_versions INTEGER DEFAULT 0,
+            unchanged INTEGER DEFAULT 0,
+            errors INTEGER DEFAULT 0
+        );
+        CREATE TABLE ingest_errors (
+            run_id VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            file VARCHAR NOT NULL,
+            reason VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL
+        );
+        CREATE VIEW skill_auto_status AS
+            SELECT s.id,
+                   CASE WHEN count(v.rule) = 0 THEN 'pending'
+                        WHEN bool_or(v.outcome = 'fail') THEN 'rejected'
+                        WHEN bool_or(v.outcome = 'warn') THEN 'pending'
+                        ELSE 'accepted' END AS auto_status,
+                   list(v.rule ORDER BY v.rule) FILTER (WHERE v.outcome <> 'pass') AS flagged_rules
+            FROM skills s LEFT JOIN filter_verdicts v ON v.skill_id = s.id
+            GROUP BY s.id;
+        CREATE VIEW skills_effective AS
+            SELECT s.* REPLACE (
+                       coalesce(o_name.value, s.name) AS name,
+                       coalesce(o_cat.value, s.category) AS category,
+                       coalesce(o_desc.value, s.description) AS description),
+                   coalesce(o_status.value, a.auto_status) AS status,
+                   a.auto_status,
+                   coalesce(a.flagged_rules, []) AS flagged_rules,
+                   (o_status.value IS NOT NULL OR o_cat.value IS NOT NULL
+                    OR o_desc.value IS NOT NULL OR o_name.value IS NOT NULL) AS curated
+            FROM skills s
+            JOIN skill_auto_status a ON a.id = s.id
+            LEFT JOIN skill_overrides o_status ON o_status.skill_id = s.id AND o_status.field = 'status'
+            LEFT JOIN skill_overrides o_cat ON o_cat.skill_id = s.id AND o_cat.field = 'category'
+            LEFT JOIN skill_overrides o_desc ON o_desc.skill_id = s.id AND o_desc.field = 'description'
+            LEFT JOIN skill_overrides o_name ON o_name.skill_id = s.id AND o_name.field = 'name';
+        """,
+    ),
+]
+
+LATEST_VERSION = MIGRATIONS[-1][0]
+
+
+def current_version(db: Database) -> int:
+    if not db.path.exists():
+        return 0
+    with db.read() as con:
+        has = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+        ).fetchone()[0]
+        if not has:
+            return 0
+        return con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+
+
+def migrate(db: Database) -> list[int]:
+    """Apply every migration newer than the file's version; returns those applied."""
+    if current_version(db) >= LATEST_VERSION:
+        return []
+    applied: list[int] = []
+    with db.write() as con:
+        con.execute(
+            "CREATE TABLE IF NOT EXISTS schema_version ("
+            "version INTEGER PRIMARY KEY, description VARCHAR, applied_at TIMESTAMP DEFAULT now())"
+        )
+        have = con.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()[0]
+        for version, description, sql in MIGRATIONS:
+            if version <= have:
+                continue
+            con.execute(sql)
+            con.execute(
+                "INSERT INTO schema_version (version, description) VALUES (?, ?)",
+                [version, description],
+            )
+            applied.append(version)
+    return applied

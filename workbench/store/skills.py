@@ -1,0 +1,123 @@
+"""Reading and writing skills and their filter verdicts."""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import duckdb
+import pandas as pd
+import pyarrow as pa
+
+from workbench.models import FilterVerdict, ParsedSkill
+from workbench.store.connection import Database
+
+_LIST_FIELDS = ("steps", "tools", "bins", "env_vars", "inputs", "outputs", "os", "package_files")
+_COLUMNS = ("id", "skill_key", "version", "is_current", "name", "description", "category",
+            "category_inferred", *(_LIST_FIELDS[:-1]), "license", "skill_version", "source_kind",
+            "source_path", "source_ref", "package_files", "front_matter", "raw_text",
+            "ingest_run_id", "ingested_at")
+
+_TYPES = {"version": pa.int32(), "is_current": pa.bool_(), "category_inferred": pa.bool_(),
+          "ingested_at": pa.timestamp("us")}
+_SKILL_SCHEMA = pa.schema([(c, pa.list_(pa.string()) if c in _LIST_FIELDS else _TYPES.get(c, pa.string()))
+                           for c in _COLUMNS])
+_VERDICT_SCHEMA = pa.schema([("skill_id", pa.string()), ("rule", pa.string()), ("outcome", pa.string()),
+                             ("evidence", pa.string()), ("location", pa.string()),
+                             ("filter_run_id", pa.string()), ("created_at", pa.timestamp("us"))])
+
+
+def known_index(db: Database) -> tuple[set[str], dict[str, int]]:
+    """Ids already stored, and the highest version of each skill key."""
+    with db.read() as con:
+        ids = {r[0] for r in con.execute("SELECT id FROM skills").fetchall()}
+        versions = dict(con.execute("SELECT skill_key, max(version) FROM skills GROUP BY 1").fetchall())
+    return ids, versions
+
+
+def insert_skills(con: duckdb.DuckDBPyConnection, rows: list[tuple[str, int, ParsedSkill]],
+                  run_id: str, now: datetime) -> None:
+    superseded = [(s.skill_key,) for _, version, s in rows if version > 1]
+    if superseded:
+        con.executemany("UPDATE skills SET is_current = false WHERE skill_key = ?", superseded)
+    records = []
+    for sid, version, s in rows:
+        d = s.model_dump()
+        d.update(id=sid, version=version, is_current=True, front_matter=json.dumps(s.front_matter),
+                 ingest_run_id=run_id, ingested_at=now)
+        records.append({c: d[c] for c in _COLUMNS})
+    # One Arrow batch instead of row-by-row executemany: ~100x faster in DuckDB.
+    batch = pa.Table.from_pylist(records, schema=_SKILL_SCHEMA)  # noqa: F841 (read by DuckDB)
+    con.execute(f"INSERT INTO skills ({', '.join(_COLUMNS)}) SELECT * FROM batch")
+
+
+def upsert_verdicts(con: duckdb.DuckDBPyConnection, verdicts: list[FilterVerdict], run_id: str,
+                    now: datetime) -> None:
+    if not verdicts:
+        return
+    batch = pa.Table.from_pylist(  # noqa: F841 (read by DuckDB)
+        [{"skill_id": v.skill_id, "rule": v.rule, "outcome": str(v.outcome), "evidence": v.evidence,
+          "location": v.location, "filter_run_id": run_id, "created_at": now} for v in verdicts],
+        schema=_VERDICT_SCHEMA)
+    con.execute("INSERT OR REPLACE INTO filter_verdicts SELECT * FROM batch")
+
+
+def _row_to_parsed(row: dict) -> ParsedSkill:
+    row = dict(row)
+    row["front_matter"] = json.loads(row["front_matter"]) if row.get("front_matter") else {}
+    for f in _LIST_FIELDS:
+        row[f] = list(row.get(f) or [])
+    row["content_hash"] = row["id"]
+    return ParsedSkill.model_validate(row)
+
+
+def current_skills(db: Database) -> list[tuple[str, ParsedSkill, tuple]]:
+    """(id, parsed skill, age order) for every current version, as parsed (no overrides)."""
+    with db.read() as con:
+        cur = con.execute("SELECT * FROM skills WHERE is_current ORDER BY ingested_at, id")
+        cols = [c[0] for c in cur.description]
+        rows = [dict(zip(cols, r)) for r in cur.fetchall()]
+    return [(r["id"], _row_to_parsed(r), (r["ingested_at"], r["id"])) for r in rows]
+
+
+def skills_table(db: Database) -> pd.DataFrame:
+    """The current version of every skill with curation applied: one row each."""
+    with db.read() as con:
+        return con.execute(
+            """SELECT id, name, category, status, auto_status, flagged_rules, curated,
+                      source_kind, source_path, skill_key, version, description, license,
+                      len(steps) AS n_steps, bins, category_inferred, ingested_at
+               FROM skills_effective WHERE is_current ORDER BY name, id"""
+        ).df()
+
+
+def skill_detail(db: Database, skill_id: str) -> dict | None:
+    with db.read() as con:
+        cur = con.execute("SELECT * FROM skills_effective WHERE id = ?", [skill_id])
+        row = cur.fetchone()
+        if row is None:
+            return None
+        d = dict(zip([c[0] for c in cur.description], row))
+        d["verdicts"] = con.execute(
+            "SELECT rule, outcome, evidence, location FROM filter_verdicts WHERE skill_id = ? "
+            "ORDER BY CASE outcome WHEN 'fail' THEN 0 WHEN 'warn' THEN 1 ELSE 2 END, rule",
+            [skill_id]).df()
+        d["versions"] = con.execute(
+            "SELECT id, version, is_current, ingested_at FROM skills WHERE skill_key = ? ORDER BY version",
+            [d["skill_key"]]).df()
+    d["front_matter"] = json.loads(d["front_matter"]) if d.get("front_matter") else {}
+    return d
+
+
+def ingest_history(db: Database, limit: int = 20) -> pd.DataFrame:
+    with db.read() as con:
+        return con.execute(
+            "SELECT run_id, started_at, finished_at, found, new_skills, new_versions, unchanged, errors "
+            "FROM ingest_runs ORDER BY started_at DESC LIMIT ?", [limit]).df()
+
+
+def ingest_problems(db: Database, limit: int = 200) -> pd.DataFrame:
+    with db.read() as con:
+        return con.execute(
+            "SELECT e.file, e.reason, e.created_at AS at FROM ingest_errors e "
+            "WHERE e.run_id = (SELECT run_id FROM ingest_runs ORDER BY started_at DESC LIMIT 1) "
+            "ORDER BY e.file LIMIT ?", [limit]).df()

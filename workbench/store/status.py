@@ -1,0 +1,30 @@
+"""`workbench status --json`: the workspace's counts in the shape DESIGN §3 fixes."""
+from __future__ import annotations
+
+from workbench.store.connection import Database
+
+
+def _table_exists(con, name: str) -> bool:
+    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = ?",
+                            [name]).fetchone()[0])
+
+
+def workspace_status(db: Database) -> dict:
+    status = {
+        "skills": {"total": 0, "accepted": 0, "rejected": 0, "pending": 0},
+        "scenarios": {"skills_with_scenarios": 0, "raw": 0, "clusters": 0},
+        "bridges": {"candidates": 0, "verified": 0},
+        "paths": {"total": 0},
+        "tasks": {"total": 0, "accepted": 0},
+        "rollouts": {"total": 0},
+        "llm": {"calls": 0, "cache_hits": 0, "cost_usd": 0},
+    }
+    if not db.path.exists():
+        return status
+    with db.read() as con:
+        if _table_exists(con, "skills_effective"):
+            for st, n in con.execute(
+                    "SELECT status, count(*) FROM skills_effective WHERE is_current GROUP BY 1").fetchall():
+                status["skills"][st] = int(n)
+            status["skills"]["total"] = sum(status["skills"][k] for k in ("accepted", "rejected", "pending"))
+    return status
