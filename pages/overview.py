@@ -21,7 +21,7 @@ for col, (label, key) in zip(cols, [("Skills", "total"), ("Accepted", "accepted"
 
 st.subheader("Pipeline")
 stages = pipeline_stages(status)
-st.dataframe(pd.DataFrame([s.__dict__ for s in stages]), hide_index=True, use_container_width=True,
+st.dataframe(pd.DataFrame([s.__dict__ for s in stages]), hide_index=True, width="stretch",
              key="stages")
 
 table = skill_store.skills_table(ws.db)
@@ -32,19 +32,19 @@ else:
     with left:
         st.subheader("Skills by category")
         st.plotly_chart(figures.skills_by_category(skills_view.status_by_category(table)),
-                        use_container_width=True, key="by_category")
+                        width="stretch", key="by_category")
     with right:
         st.subheader("What the filters flagged")
         rc = skills_view.rule_counts(table)
         if rc.empty:
             st.write("Nothing flagged.")
         else:
-            st.plotly_chart(figures.flagged_rules(rc), use_container_width=True, key="by_rule")
+            st.plotly_chart(figures.flagged_rules(rc), width="stretch", key="by_rule")
 
 st.subheader("Recent ingests")
 history = skill_store.ingest_history(ws.db)
-st.dataframe(history, hide_index=True, use_container_width=True, key="ingests")
+st.dataframe(history, hide_index=True, width="stretch", key="ingests")
 problems = skill_store.ingest_problems(ws.db)
 if not problems.empty:
     with st.expander(f"{len(problems)} package(s) could not be ingested in the last run"):
-        st.dataframe(problems, hide_index=True, use_container_width=True, key="problems")
+        st.dataframe(problems, hide_index=True, width="stretch", key="problems")

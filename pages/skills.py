@@ -32,7 +32,7 @@ shown = skills_view.filter_skills(
     table, skills_view.SkillFilter(query, tuple(cats), tuple(stats), tuple(srcs), tuple(rules)))
 st.markdown(f"**{len(shown)} of {len(table)} skills**")
 view = shown[["name", "category", "status", "flagged_rules", "source", "n_steps", "description", "id"]]
-st.dataframe(view, hide_index=True, use_container_width=True, height=320, key="skills_table",
+st.dataframe(view, hide_index=True, width="stretch", height=320, key="skills_table",
              column_config={"flagged_rules": st.column_config.ListColumn("flagged"),
                             "n_steps": st.column_config.NumberColumn("steps"),
                             "id": None})
@@ -77,7 +77,7 @@ else:
     with tab_raw:
         st.code(d["raw_text"], language="markdown")
     with tab_evidence:
-        st.dataframe(d["verdicts"], hide_index=True, use_container_width=True, key="evidence")
+        st.dataframe(d["verdicts"], hide_index=True, width="stretch", key="evidence")
     with tab_edit:
         with st.form(key="edit_form"):
             cats_all = sorted(set(CATEGORIES) | set(table["category"]))
@@ -120,7 +120,7 @@ batches = curation.recent_batches(ws.db)
 if not batches.empty:
     st.markdown("**Recent changes**")
     st.dataframe(batches[["at", "author", "changes", "summary", "undone", "undoes_batch"]],
-                 hide_index=True, use_container_width=True, key="history")
+                 hide_index=True, width="stretch", key="history")
     undoable = batches[~batches["undone"]]["batch_id"].tolist()
     if undoable:
         u1, u2 = st.columns([2, 1])

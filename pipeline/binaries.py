@@ -60,8 +60,15 @@ iputils-ping: ping
 netcat-openbsd: nc netcat
 socat: socat
 openssl: openssl
-openssh-client: ssh ssh-keygen scp sftp ssh-keyscan ssh-add
+openssh-client: ssh ssh-keygen scp sftp ssh-keyscan ssh-add ssh-agent ssh-copy-id
 gnupg: gpg gpg2
+gpgv: gpgv
+anacron: anacron
+libcap2-bin: setcap getcap capsh
+openssh-server: sshd
+systemd-coredump: coredumpctl
+pgloader: pgloader
+libimage-exiftool-perl: exiftool
 acl: setfacl getfacl
 attr: setfattr getfattr
 passwd: useradd userdel usermod groupadd groupdel passwd chage gpasswd
@@ -71,7 +78,7 @@ sudo: sudo visudo
 procps: ps top free uptime kill pkill pgrep watch sysctl vmstat pmap w
 psmisc: killall fuser pstree
 util-linux: mount umount lsblk findmnt flock logger column rename hexdump more script renice
-  fallocate blkid losetup wipefs mkswap swapon swapoff lscpu setsid ionice
+  fallocate blkid losetup wipefs dmesg mkswap swapon swapoff lscpu setsid ionice
 systemd: systemctl journalctl timedatectl hostnamectl loginctl systemd-analyze systemd-run
 cron: crontab cron
 at: at atq atrm batch

@@ -5,12 +5,14 @@ from __future__ import annotations
 import re
 
 from pipeline.binaries import KNOWN_BINS
+from pipeline.ingest.skill_markdown import openclaw_meta
 from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed
 from workbench.models import Outcome, ParsedSkill
 
 _GUI_STRONG = compile_all(
-    r"\b(click|double-click|right-click|tap)\b.{0,60}\b(button|menu|icon|tab|dialog|window|"
-    r"toolbar|checkbox|link|ok|next|finish|install)\b",
+    r"\b(click|double-click|right-click|tap)\s+(on\s+)?(the\s+)?[\w\s\"'“”&-]{0,40}?\b(button|menu|icon|"
+    r"tab|dialog|window|toolbar|checkbox|link)\b",
+    r"\b(click|double-click|press)\s+(on\s+)?[\"'“*]*(ok|next|finish|apply|install now|save)\b[\"'”*]*\s*(button)?",
     r"\bdrag(ging)?[- ]and[- ]drop",
     r"\b(drag|drop)\b.{0,40}\b(window|onto|into the)\b",
     r"\b(gimp|photoshop|illustrator|microsoft excel|ms excel|excel\.exe|finder|file explorer|"
@@ -25,7 +27,8 @@ _PAID = compile_all(
     r"\b(paid|premium|pro|business|enterprise)\s+(plan|tier|subscription|account|license|edition)\b",
     r"\b(subscription|licen[cs]e key|seat)\b.{0,40}\b(required|needed|must)\b",
     r"\brequires?\b.{0,40}\b(subscription|enterprise|paid|billing)\b",
-    r"\b(corporate|company|office|internal)\s+(vpn|network|intranet|sso)\b",
+    r"\b(corporate|company|office)\s+(vpn|network|intranet|sso)\b",
+    r"\binternal\s+(vpn|intranet|sso)\b",
     r"\b(only|just)\s+(reachable|accessible|available)\s+(from|inside|on)\s+(the\s+)?"
     r"(corporate|company|office|internal|vpn)",
     r"https?://[\w.-]+\.(internal|corp|intranet|lan)\b",
@@ -39,8 +42,8 @@ _PAID_ENV = re.compile(
 _NON_LINUX = compile_all(
     r"\bbrew\s+(install|services)\b", r"\blaunchctl\b", r"\bpowershell\b", r"\b\w+\.exe\b",
     r"\b[A-Z]:\\\\?\w", r"\bwinget\b", r"\bchoco\s+install\b", r"\bosascript\b",
-    r"\bdefaults\s+write\b", r"\breg(\.exe)?\s+add\b", r"\bGet-\w+\b", r"\bSet-\w+\b",
-)
+    r"\bdefaults\s+write\b", r"\breg(\.exe)?\s+add\b",
+) + [re.compile(r"\b(Get|Set|New|Remove|Start|Stop|Restart|Invoke)-[A-Z][a-z]\w*")]  # PowerShell cmdlets
 _LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
 
 
@@ -77,9 +80,7 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
 
 def binaries(skill: ParsedSkill) -> RuleResult:
     unknown = [b for b in skill.bins if b not in KNOWN_BINS]
-    installs = skill.front_matter.get("install") or (
-        skill.front_matter.get("metadata", {}).get("openclaw", {}).get("install")
-        if isinstance(skill.front_matter.get("metadata"), dict) else None)
+    installs = skill.front_matter.get("install") or openclaw_meta(skill.front_matter).get("install")
     installable = _declared_installs(installs)
     still_unknown = [b for b in unknown if b not in installable]
     if still_unknown:

@@ -8,7 +8,7 @@ from workbench.models import Outcome, ParsedSkill
 
 _DESTRUCTIVE = compile_all(
     r"\brm\s+(-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(-[a-z-]+\s+)*(--no-preserve-root\s+)?"
-    r"(/|/\*|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?)(\s|$|;|&|\")",
+    r"(/|/\*|~/?\*?|\$HOME/?\*?|\$\{HOME\}/?\*?)(\s|$|;|&|[\"'`])",
     r"--no-preserve-root",
     r"\bmkfs(\.\w+)?\s+(-\S+\s+)*/dev/(sd|hd|vd|xvd|nvme|mmcblk)",
     r"\bdd\b[^\n]*\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk)",
@@ -20,32 +20,42 @@ _DESTRUCTIVE = compile_all(
     r"\bwipefs\s+(-\w+\s+)*/dev/",
 )
 
-_CREDENTIAL = r"(\.ssh/id_\w+|\.aws/credentials|/etc/shadow|\.netrc|\.git-credentials|" \
-              r"\.kube/config|\.docker/config\.json|\.gnupg|\bprintenv\b|\benv\s*\||" \
-              r"\$\{?(AWS_SECRET\w*|GITHUB_TOKEN|\w*API_KEY|\w*_TOKEN|\w*PASSWORD)\}?|\.bash_history|keychain)"
-_SENDER = r"(\bcurl\b|\bwget\b|\bnc\b|\bncat\b|\bnetcat\b|\bscp\b|\bftp\b|\bsocat\b|/dev/tcp/)"
-_LOCAL = re.compile(r"(localhost|127\.0\.0\.1|\[::1\]|0\.0\.0\.0)")
-_EXFIL_LINE = re.compile(_CREDENTIAL + r".*" + _SENDER + r"|" + _SENDER + r".*" + _CREDENTIAL, re.I)
-_REMOTE_URL = re.compile(r"(https?|ftp)://(?!localhost|127\.|\[::1\])[\w.-]+\.[a-z]{2,}", re.I)
-_CRED_ONLY = re.compile(_CREDENTIAL, re.I)
+_CREDENTIAL = re.compile(
+    r"((~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)/\.(ssh|aws|gnupg|kube|docker|netrc|pgpass|"
+    r"git-credentials|bash_history|config/gh)(?![\w.-]*\.pub\b)|/etc/shadow|\bprintenv\b|"
+    r"\benv\s*[|>]|\$\{?(AWS_SECRET\w*|GITHUB_TOKEN|\w*API_KEY|\w*_TOKEN|\w*PASSWORD)\}?|keychain)", re.I)
+# A command that sends data somewhere: uploads, raw sockets, remote copies.
+_SENDER = re.compile(
+    r"(\b(curl|wget)\b.*(\s(-F|--form|-d|--data[\w-]*|-T|--upload-file|--post-(data|file))\b|"
+    r"-X\s*(POST|PUT)|\|\s*(curl|wget))|\|\s*(curl|wget)\b|\b(nc|ncat|netcat|socat|scp|ftp|sftp)\b|"
+    r"/dev/tcp/|\brsync\b.*\w@[\w.-]+:)", re.I)
+_LOCAL = re.compile(r"(?<![\w.-])(localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?![\w.-])")
+_URL_HOST = re.compile(r"(?:https?|ftp)://(?:[^@/\s]+@)?(\[[^\]]+\]|[^/\s:'\"`]+)", re.I)
+_IDENTITY_ARG = re.compile(r"(\s-i\s+\S+|IdentityFile\s+\S+|ssh-add\s+\S+)")
+_WINDOW = 4  # a secret gathered a few lines above the upload still counts
 
 _INJECTION = compile_all(
     r"\b(ignore|disregard|forget)\b.{0,30}\b(all |any )?(previous|prior|above|earlier|system)\b.{0,20}"
     r"\b(instructions?|prompts?|rules|messages?)",
     r"\b(do not|don't|never)\s+(tell|inform|show|mention|reveal|alert)\b.{0,30}\b(the )?user",
     r"\bwithout\s+(telling|asking|informing|notifying)\s+the\s+user",
-    r"<!--.{0,200}\b(ai|agent|assistant|llm|model|claude|gpt)\b",
+    r"<!--(?=.{0,300}\b(ai|agent|assistant|llm|claude|chatgpt|gpt)\b)"
+    r"(?=.{0,300}\b(ignore|must|do not|don't|instead|secretly|silently|execute|run|add|append|send)\b)",
     r"\b(note|message|instruction)s?\s+(to|for)\s+(the\s+)?(ai|agent|assistant|llm|model)\b.{0,5}:",
-    r"\bsilently\b.{0,40}\b(upload|send|post|delete|disable|add)\b",
     r"\bnew (system )?instructions?\s*:",
+    r"\b(silently|quietly|secretly)\s+(upload|send|post|exfiltrate|transmit|forward|mail)\b",
 )
 _JAILBREAK = compile_all(
     r"\bdeveloper mode\b",
     r"\bDAN\b.{0,40}\b(mode|anything)",
     r"\bdo anything now\b",
     r"\bjailbr(eak|oken)",
-    r"\b(without|free of|no longer (bound|restricted) by)\b.{0,25}\b(restrictions|filters|"
-    r"guidelines|policies|rules|limitations|safety)\b.{0,40}\b(you|assistant|model|ai)\b",
+    r"\b(respond|answer|act|operate|behave|reply)\b.{0,30}\b(without|free of)\b.{0,20}\b(any |all )?"
+    r"(restrictions|filters|guidelines|limitations|censorship|safeguards)",
+    r"\bno (ethical|moral|safety|content) (restrictions|guidelines|limits|filters|polic(y|ies))",
+    r"\bunrestricted\b.{0,40}\b(mode|assistant|analyst|ai|persona|model)\b",
+    r"\bstay in character\b",
+    r"\bnever (refuses?|declines?)\b",
     r"\byou are (now )?(no longer|not) (bound|restricted|limited)",
     r"\b(ignore|bypass|override)\b.{0,20}\b(your|the|all)\b.{0,10}\b(safety|content|ethical)\s+"
     r"(guidelines|policies|filters|rules)",
@@ -59,17 +69,30 @@ def destructive(skill: ParsedSkill) -> RuleResult:
     return passed("safety.destructive", "no command that wipes the system, a disk or the home folder")
 
 
+def _sends_off_machine(line: str) -> bool:
+    if not _SENDER.search(line):
+        return False
+    hosts = _URL_HOST.findall(line)
+    if hosts:
+        return not all(_LOCAL.fullmatch(h) for h in hosts)
+    return not _LOCAL.search(line)
+
+
 def exfiltration(skill: ParsedSkill) -> RuleResult:
-    lines = skill.raw_text.splitlines()
+    # A key passed with -i authenticates a copy; it is not what is being sent.
+    original = skill.raw_text.splitlines()
+    lines = [_IDENTITY_ARG.sub(" ", ln) for ln in original]
     hits: list[tuple[int, str]] = []
     for i, line in enumerate(lines):
-        # A credential read and a send to a remote host, on one line or two adjacent lines.
-        window = " ".join(lines[i:i + 2])
-        if not (_EXFIL_LINE.search(line) or (_CRED_ONLY.search(line) and _EXFIL_LINE.search(window))):
+        if not _sends_off_machine(line):
             continue
-        if _LOCAL.search(window) and not _REMOTE_URL.search(window):
+        lo, hi = max(0, i - _WINDOW), min(len(lines), i + 2)
+        secret = next((j for j in range(lo, hi) if _CREDENTIAL.search(lines[j])), None)
+        if secret is None:
             continue
-        hits.append((i + 1, line.strip()[:240]))
+        if secret != i:
+            hits.append((secret + 1, original[secret].strip()[:240]))
+        hits.append((i + 1, original[i].strip()[:240]))
         if len(hits) >= 3:
             break
     if hits:

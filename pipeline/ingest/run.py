@@ -77,9 +77,12 @@ def _parse_jsonl(ref: packages.JsonlExport):
                 yield IngestProblem(source=str(ref.path), file=where, reason=problem.reason)
                 continue
             try:
-                yield build_skill(text, where=where, skill_key=jsonl_export.record_key(ref, name, lineno),
-                                  source_kind="jsonl", source_path=where, source_ref=None,
-                                  package_files=[], content_hash=digest)
+                skill = build_skill(text, where=where, skill_key=jsonl_export.record_key(ref, name, lineno),
+                                    source_kind="jsonl", source_path=where, source_ref=None,
+                                    package_files=[], content_hash=digest)
+                # A whole-SKILL.md record only names itself inside its front matter.
+                yield skill if name else skill.model_copy(
+                    update={"skill_key": jsonl_export.record_key(ref, skill.name, lineno)})
             except SkillFormatError as exc:
                 yield IngestProblem(source=str(ref.path), file=where, reason=_strip_where(str(exc)))
     except OSError as exc:

@@ -15,7 +15,7 @@ class SkillFormatError(ValueError):
     """The text is not a usable SKILL.md; the message says what and where."""
 
 
-_FM = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*$\r?\n?", re.S | re.M)
+_FM = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _NUMBERED = re.compile(r"^\s{0,3}(\d{1,2})[.)]\s+(.+)$")

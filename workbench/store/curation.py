@@ -57,14 +57,14 @@ def save_changes(db: Database, changes: list[CurationChange], author: str) -> st
 def recent_batches(db: Database, limit: int = 20) -> pd.DataFrame:
     with db.read() as con:
         return con.execute(
-            """SELECT e.batch_id, any_value(e.author) AS author, max(e.created_at) AS at,
+            """SELECT e.batch_id, any_value(e.author) AS author, max(e.created_at) AS "at",
                       count(*) AS changes,
                       string_agg(coalesce(s.name, e.skill_id) || ': ' || e.field || ' → ' ||
                                  coalesce(e.new_value, '(parsed value)'), '; ') AS summary,
                       any_value(e.undoes_batch) AS undoes_batch,
                       EXISTS (SELECT 1 FROM curation_events u WHERE u.undoes_batch = e.batch_id) AS undone
                FROM curation_events e LEFT JOIN skills s ON s.id = e.skill_id
-               GROUP BY e.batch_id ORDER BY at DESC LIMIT ?""", [limit]).df()
+               GROUP BY e.batch_id ORDER BY "at" DESC LIMIT ?""", [limit]).df()
 
 
 def undo_batch(db: Database, batch_id: str, author: str) -> str:

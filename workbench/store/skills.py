@@ -76,7 +76,10 @@ def current_skills(db: Database) -> list[tuple[str, ParsedSkill, tuple]]:
         cur = con.execute("SELECT * FROM skills WHERE is_current ORDER BY ingested_at, id")
         cols = [c[0] for c in cur.description]
         rows = [dict(zip(cols, r)) for r in cur.fetchall()]
-    return [(r["id"], _row_to_parsed(r), (r["ingested_at"], r["id"])) for r in rows]
+    # Age order decides which near-duplicate is kept: the first ingested, then the fuller package.
+    return [(r["id"], _row_to_parsed(r),
+             (r["ingested_at"], -len(r["package_files"] or []), -len(r["raw_text"]), r["skill_key"]))
+            for r in rows]
 
 
 def skills_table(db: Database) -> pd.DataFrame:
@@ -118,6 +121,6 @@ def ingest_history(db: Database, limit: int = 20) -> pd.DataFrame:
 def ingest_problems(db: Database, limit: int = 200) -> pd.DataFrame:
     with db.read() as con:
         return con.execute(
-            "SELECT e.file, e.reason, e.created_at AS at FROM ingest_errors e "
+            "SELECT e.file, e.reason, e.created_at AS \"at\" FROM ingest_errors e "
             "WHERE e.run_id = (SELECT run_id FROM ingest_runs ORDER BY started_at DESC LIMIT 1) "
             "ORDER BY e.file LIMIT ?", [limit]).df()

@@ -1,0 +1,87 @@
+"""Skills page through AppTest: filter, detail, stage, edit, save, undo."""
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from tests.pages.apptest_helpers import frame
+from workbench.config import REPO_ROOT
+from workbench.store import curation
+from workbench.store import skills as skill_store
+
+PAGE = str(REPO_ROOT / "pages" / "skills.py")
+
+
+def _open(ws, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _shown(at) -> int:
+    text = next(m.value for m in at.markdown if m.value.startswith("**") and " of " in m.value)
+    return int(text.strip("*").split()[0])
+
+
+def test_search_and_filters_narrow_the_table(demo_workspace, monkeypatch):
+    at = _open(demo_workspace, monkeypatch)
+    total = len(skill_store.skills_table(demo_workspace.db))
+    assert _shown(at) == total
+    at.text_input(key="q").input("git").run()
+    n_git = _shown(at)
+    assert 0 < n_git < total
+    assert all("git" in (r["name"] + r["description"]).lower() for _, r in frame(at, "name", "flagged_rules").iterrows())
+    at.text_input(key="q").input("").run()
+    at.multiselect(key="f_status").select("rejected").run()
+    rejected = frame(at, "name", "flagged_rules")
+    assert len(rejected) == _shown(at) > 0 and set(rejected["status"]) == {"rejected"}
+
+
+def test_detail_shows_parsed_fields_raw_text_and_evidence(demo_workspace, monkeypatch):
+    at = _open(demo_workspace, monkeypatch)
+    at.multiselect(key="f_status").select("rejected").run()
+    sid = at.selectbox(key="detail_skill").value
+    detail = skill_store.skill_detail(demo_workspace.db, sid)
+    assert any(detail["raw_text"][:50] in c.value for c in at.code)
+    evidence = frame(at, "rule", "outcome", "evidence")
+    assert (evidence["outcome"] == "fail").any()
+    assert evidence.iloc[0]["evidence"]
+
+
+def test_reject_edit_save_and_undo(demo_workspace, monkeypatch):
+    at = _open(demo_workspace, monkeypatch)
+    at.text_input(key="q").input("git").run()
+    sid = at.selectbox(key="detail_skill").value
+    before = skill_store.skill_detail(demo_workspace.db, sid)
+    assert before["status"] == "accepted"
+    at.button(key="stage_reject").click().run()
+    assert len(frame(at, "skill", "field", "new value")) == 1
+    # an edit of the description through the form, staged in the same batch
+    # a form sends its values with the submit click, in one run
+    at.text_area[0].input("Edited by the curator.")
+    next(b for b in at.button if b.label == "Stage edits").click().run()
+    assert len(frame(at, "skill", "field", "new value")) == 2
+    at.text_input(key="author").input("curator-ann").run()
+    at.button(key="save").click().run()
+    assert not at.exception
+    after = skill_store.skill_detail(demo_workspace.db, sid)
+    assert after["status"] == "rejected" and after["description"] == "Edited by the curator."
+    hist = curation.recent_batches(demo_workspace.db)
+    assert hist.iloc[0]["author"] == "curator-ann" and hist.iloc[0]["changes"] == 2
+    assert any("Saved batch" in s.value for s in at.success)
+    # undo the batch just saved (the default pick is the newest)
+    at.button(key="undo").click().run()
+    restored = skill_store.skill_detail(demo_workspace.db, sid)
+    assert restored["status"] == "accepted" and restored["description"] == before["description"]
+    assert bool(curation.recent_batches(demo_workspace.db).iloc[1]["undone"])
+
+
+def test_bulk_stage_and_discard(demo_workspace, monkeypatch):
+    at = _open(demo_workspace, monkeypatch)
+    at.text_input(key="q").input("tar").run()
+    n = _shown(at)
+    at.selectbox(key="bulk_status").select("pending").run()
+    at.button(key="bulk_stage").click().run()
+    assert len(frame(at, "skill", "field", "new value")) == n
+    at.button(key="discard").click().run()
+    assert "No staged changes." in [m.value for m in at.markdown]

@@ -1,0 +1,303 @@
+"""Executable rules: GUI, paid/private services, OS, binaries."""
+from __future__ import annotations
+
+import textwrap
+
+from pipeline.filters import executable
+from pipeline.ingest.skill_builder import build_skill
+from workbench.models import Outcome, ParsedSkill
+
+_STEPS = """
+# Demo skill
+
+## Steps
+1. Read the input with `cat data/input.csv`.
+2. Count the rows with `wc -l data/input.csv`.
+"""
+
+
+def make_skill(extra: str = "", *, front_extra: str = "") -> ParsedSkill:
+    """A valid skill: front matter (plus `front_extra` YAML), a short workflow, then `extra`."""
+    front = ("---\nname: demo-skill\ndescription: Summarise a CSV file in the terminal.\n"
+             + textwrap.dedent(front_extra).strip("\n") + ("\n" if front_extra.strip() else "")
+             + "---\n")
+    text = front + textwrap.dedent(_STEPS) + "\n" + textwrap.dedent(extra).strip("\n") + "\n"
+    return build_skill(text, where="demo/SKILL.md", skill_key="demo", source_kind="folder",
+                       source_path="demo", source_ref=None, package_files=["SKILL.md"],
+                       content_hash="x" * 64)
+
+
+def line_of(skill: ParsedSkill, fragment: str) -> int:
+    for n, line in enumerate(skill.raw_text.splitlines(), start=1):
+        if fragment in line:
+            return n
+    raise AssertionError(f"{fragment!r} not in skill text")
+
+
+def assert_flagged(res, rule: str, skill: ParsedSkill, fragment: str) -> None:
+    n = line_of(skill, fragment)
+    assert res.rule == rule
+    assert res.outcome == Outcome.FAIL
+    assert f"line {n}:" in res.evidence
+    assert fragment in res.evidence
+    assert res.location == f"SKILL.md:{n}"
+
+
+def assert_passes(res, rule: str) -> None:
+    assert res.rule == rule
+    assert res.outcome == Outcome.PASS, res.evidence
+
+
+# --- gui -----------------------------------------------------------------------------
+
+def test_gui_flags_clicking_through_an_installer():
+    skill = make_skill("Then click the OK button in the installer to finish.")
+    assert_flagged(executable.gui(skill), "executable.gui", skill,
+                   "click the OK button in the installer")
+
+
+def test_gui_flags_drag_and_drop():
+    skill = make_skill("Drag and drop the exported file onto the upload area.")
+    assert_flagged(executable.gui(skill), "executable.gui", skill, "Drag and drop the exported file")
+
+
+def test_gui_passes_headless_note():
+    skill = make_skill("""
+        Runs headless, no GUI needed.
+        Works on a server without a desktop app or GUI installer.
+    """)
+    assert_passes(executable.gui(skill), "executable.gui")
+
+
+def test_gui_passes_terminal_words_that_look_like_gui_words():
+    skill = make_skill("""
+        Compute a rolling average over a sliding window of 5 rows.
+        Split the file on tabs with `cut -f2 -d$'\\t'` and `find . -name '*.csv'`.
+        Open the report with `less -S report.txt`.
+    """)
+    assert_passes(executable.gui(skill), "executable.gui")
+
+
+def test_gui_passes_python_click_library():
+    skill = make_skill(
+        "The CLI is built with click; install the dependencies with `pip install -r requirements.txt`.")
+    assert_passes(executable.gui(skill), "executable.gui")
+
+
+# --- paid_service --------------------------------------------------------------------
+
+def test_paid_service_flags_paid_plan_in_text():
+    skill = make_skill("This skill requires a paid subscription to the export API.")
+    assert_flagged(executable.paid_service(skill), "executable.paid_service", skill,
+                   "requires a paid subscription to the export API.")
+
+
+def test_paid_service_flags_intranet_url():
+    skill = make_skill("Fetch the data with `curl https://reports.acme.corp/export.csv`.")
+    assert_flagged(executable.paid_service(skill), "executable.paid_service", skill,
+                   "curl https://reports.acme.corp/export.csv")
+
+
+def test_paid_service_flags_paid_credentials_in_metadata():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              env: [OPENAI_API_KEY, DATA_DIR]
+    """)
+    res = executable.paid_service(skill)
+    assert res.rule == "executable.paid_service"
+    assert res.outcome == Outcome.FAIL
+    assert "OPENAI_API_KEY" in res.evidence
+    assert "DATA_DIR" not in res.evidence
+    assert res.location == "metadata.openclaw.requires.env"
+
+
+def test_paid_service_passes_free_local_service_and_license_line():
+    skill = make_skill("""
+        Works against a local PostgreSQL instance; no account needed.
+        The free tier of the public API is enough for the sample data.
+        License: MIT.
+    """)
+    assert_passes(executable.paid_service(skill), "executable.paid_service")
+
+
+def test_paid_service_passes_local_env_vars_in_metadata():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              env: [PGHOST, PGPASSWORD, SFTP_HOST, DATA_DIR]
+    """)
+    assert_passes(executable.paid_service(skill), "executable.paid_service")
+
+
+def test_paid_service_passes_docker_compose_internal_network():
+    skill = make_skill(
+        "The app and the database reach each other over the compose project's internal network; "
+        "no ports are published.")
+    assert_passes(executable.paid_service(skill), "executable.paid_service")
+
+
+# --- os ------------------------------------------------------------------------------
+
+def test_os_flags_darwin_only_declaration():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            os: [darwin]
+    """)
+    res = executable.operating_system(skill)
+    assert res.rule == "executable.os"
+    assert res.outcome == Outcome.FAIL
+    assert "darwin" in res.evidence
+    assert res.location == "metadata.openclaw.os"
+
+
+def test_os_flags_top_level_windows_declaration():
+    skill = make_skill(front_extra="os: [Windows]")
+    res = executable.operating_system(skill)
+    assert res.outcome == Outcome.FAIL
+    assert "windows" in res.evidence
+
+
+def test_os_flags_several_macos_only_commands():
+    skill = make_skill("""
+        ```bash
+        brew install jq
+        launchctl load ~/Library/LaunchAgents/com.demo.plist
+        ```
+    """)
+    res = executable.operating_system(skill)
+    assert_flagged(res, "executable.os", skill, "brew install jq")
+    n = line_of(skill, "launchctl load")
+    assert f"line {n}: launchctl load" in res.evidence
+
+
+def test_os_passes_linux_declaration():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            os: [linux]
+    """)
+    assert_passes(executable.operating_system(skill), "executable.os")
+
+
+def test_os_passes_multi_os_declaration_including_linux():
+    skill = make_skill(front_extra="os: [darwin, linux]")
+    assert_passes(executable.operating_system(skill), "executable.os")
+
+
+def test_os_passes_a_single_macos_alternative_next_to_apt():
+    skill = make_skill("""
+        Install jq first:
+
+        ```bash
+        sudo apt-get install -y jq   # Debian/Ubuntu
+        brew install jq              # macOS
+        ```
+    """)
+    assert_passes(executable.operating_system(skill), "executable.os")
+
+
+def test_os_passes_systemd_set_subcommands():
+    skill = make_skill("""
+        ```bash
+        sudo timedatectl set-timezone UTC
+        sudo hostnamectl set-hostname web01
+        git branch --set-upstream-to=origin/main
+        ```
+    """)
+    assert_passes(executable.operating_system(skill), "executable.os")
+
+
+# --- binaries ------------------------------------------------------------------------
+
+def test_binaries_warns_about_unknown_binary():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              bins: [jq, frobnicate]
+    """)
+    res = executable.binaries(skill)
+    assert res.rule == "executable.binaries"
+    assert res.outcome == Outcome.WARN
+    assert "frobnicate" in res.evidence
+    assert "jq" not in res.evidence.split(":", 1)[1]
+
+
+def test_binaries_warns_when_install_is_brew_only():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              bins: [frobnicate]
+            install:
+              - kind: brew
+                formula: frobnicate
+    """)
+    res = executable.binaries(skill)
+    assert res.outcome == Outcome.WARN
+    assert "frobnicate" in res.evidence
+
+
+def test_binaries_passes_known_binaries():
+    skill = make_skill(front_extra="""
+        allowed-tools: Bash(git:*) Read
+        metadata:
+          openclaw:
+            requires:
+              bins: [jq, sqlite3]
+    """)
+    res = executable.binaries(skill)
+    assert_passes(res, "executable.binaries")
+    for b in ("git", "jq", "sqlite3"):
+        assert b in res.evidence
+
+
+def test_binaries_passes_unknown_binary_with_pip_install():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              bins: [http]
+            install:
+              - kind: pip
+                package: httpie
+                bins: [http]
+    """)
+    assert_passes(executable.binaries(skill), "executable.binaries")
+
+
+def test_binaries_passes_unknown_binary_with_top_level_apt_install():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              bins: [csvtool]
+        install:
+          - kind: apt
+            package: csvtool
+    """)
+    assert_passes(executable.binaries(skill), "executable.binaries")
+
+
+def test_binaries_passes_install_declared_in_json_string_metadata():
+    skill = make_skill(front_extra="""
+        metadata: '{"openclaw": {"requires": {"bins": ["http"]}, "install": [{"kind": "pip", "package": "httpie", "bins": ["http"]}]}}'
+    """)
+    assert "http" in skill.bins
+    assert_passes(executable.binaries(skill), "executable.binaries")
+
+
+def test_binaries_passes_skill_without_special_binaries():
+    skill = make_skill()
+    res = executable.binaries(skill)
+    assert_passes(res, "executable.binaries")
+
+
+def test_all_executable_rules_pass_a_clean_skill():
+    skill = make_skill()
+    for rule in executable.RULES:
+        assert rule(skill).outcome == Outcome.PASS, rule.__name__
