@@ -32,10 +32,18 @@ shown = skills_view.filter_skills(
     table, skills_view.SkillFilter(query, tuple(cats), tuple(stats), tuple(srcs), tuple(rules)))
 st.markdown(f"**{len(shown)} of {len(table)} skills**")
 view = shown[["name", "category", "status", "flagged_rules", "source", "n_steps", "description", "id"]]
-st.dataframe(view, hide_index=True, width="stretch", height=320, key="skills_table",
-             column_config={"flagged_rules": st.column_config.ListColumn("flagged"),
-                            "n_steps": st.column_config.NumberColumn("steps"),
-                            "id": None})
+picked = st.dataframe(view, hide_index=True, width="stretch", height=320, key="skills_table",
+                      on_select="rerun", selection_mode="single-row",
+                      column_config={"flagged_rules": st.column_config.ListColumn("flagged"),
+                                     "n_steps": st.column_config.NumberColumn("steps"),
+                                     "id": None})
+rows = picked.selection.rows if picked else []
+if rows and rows[0] < len(view):
+    # A click on a row opens it below, once; the picker stays free to change afterwards.
+    clicked = view.iloc[rows[0]]["id"]
+    if st.session_state.get("_last_click") != clicked:
+        st.session_state["_last_click"] = clicked
+        st.session_state["detail_skill"] = clicked
 
 # --- bulk ------------------------------------------------------------------
 with st.expander(f"Set the status of all {len(shown)} shown skills"):

@@ -22,7 +22,9 @@ _DESTRUCTIVE = compile_all(
 
 _CREDENTIAL = re.compile(
     r"((~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)/\.(ssh|aws|gnupg|kube|docker|netrc|pgpass|"
-    r"git-credentials|bash_history|config/gh)(?![\w.-]*\.pub\b)|/etc/shadow|\bprintenv\b|"
+    r"git-credentials|bash_history|config/gh)"
+    # public parts of ~/.ssh (known_hosts, config, authorized_keys, *.pub) are no secret
+    r"(/(?!known_hosts|config\b|authorized_keys|[\w.-]*\.pub\b)[\w.-]+)?(?![\w/.-])|/etc/shadow|\bprintenv\b|"
     r"\benv\s*[|>]|\$\{?(AWS_SECRET\w*|GITHUB_TOKEN|\w*API_KEY|\w*_TOKEN|\w*PASSWORD)\}?|keychain)", re.I)
 # A command that sends data somewhere: uploads, raw sockets, remote copies.
 _SENDER = re.compile(

@@ -129,6 +129,19 @@ def _subtree(sections: list[Section], idx: int) -> list[Section]:
 
 
 def extract_steps(md: SkillMarkdown) -> list[str]:
+    steps = _extract_steps(md)
+    if steps:
+        return steps
+    # A lone step still counts (the workflow rule then says it found one, not zero).
+    for s in md.sections:
+        if s.level and _STEP_SECTIONS.search(s.title):
+            items = _list_items(s.lines)
+            if items:
+                return items[:1]
+    return []
+
+
+def _extract_steps(md: SkillMarkdown) -> list[str]:
     secs = md.sections
     for i, s in enumerate(secs):
         if s.level and _STEP_SECTIONS.search(s.title):

@@ -85,3 +85,14 @@ def test_bulk_stage_and_discard(demo_workspace, monkeypatch):
     assert len(frame(at, "skill", "field", "new value")) == n
     at.button(key="discard").click().run()
     assert "No staged changes." in [m.value for m in at.markdown]
+
+
+def test_clicking_a_row_opens_its_detail(demo_workspace, monkeypatch):
+    at = _open(demo_workspace, monkeypatch)
+    shown = frame(at, "name", "flagged_rules")
+    at.session_state["skills_table"] = {"selection": {"rows": [5], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    name = shown.iloc[5]["name"]
+    assert at.selectbox(key="detail_skill").value == shown.iloc[5]["id"]
+    assert any(m.value.startswith(f"### {name}") for m in at.markdown)
