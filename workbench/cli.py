@@ -118,6 +118,38 @@ def cmd_app(args) -> int:
         return 0
 
 
+def cmd_scenarios_infer(args) -> int:
+    from pipeline.scenarios import run as scen
+    from workbench.llm.runtime import open_client, workspace_settings
+    ws = Workspace.open(args.workspace)
+    settings = workspace_settings(ws)
+    use_llm = args.provider == "llm" or (args.provider == "auto" and settings.online)
+    if args.provider == "llm" and not settings.online:
+        err.print("[red]No LLM endpoint configured.[/red] Set WORKBENCH_LLM_BASE_URL (and OPENAI_API_KEY) "
+                  "or use the Settings page; --provider offline needs none.")
+        return 2
+    if args.concurrency:
+        settings = settings.model_copy(update={"concurrency": args.concurrency})
+    progress, update = _progress("Inferring scenarios", not args.json and err.is_terminal)
+    with progress:
+        if use_llm:
+            client = open_client(ws, settings, budget_usd=args.budget_usd)
+            report = scen.infer_online(ws, client, force=args.force, on_progress=update)
+        else:
+            report = scen.infer_offline(ws, force=args.force, on_progress=update)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        out.print(f"Provider {report.provider} ({report.model}): {report.inferred} of {report.todo} skills "
+                  f"inferred, {len(report.failed)} failed, {report.not_started} not started"
+                  + (f", {report.cache_hits} from cache, ${report.cost_usd:.4f}" if use_llm else ""))
+        if report.stopped:
+            out.print(f"[yellow]Stopped early:[/yellow] {report.stopped}. Results so far are kept; run again to go on.")
+        for sid, reason in report.failed[:20]:
+            out.print(f"  failed {sid}: {reason}")
+    return 0 if report.inferred or not report.todo else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--workspace", default=argparse.SUPPRESS,
@@ -134,6 +166,16 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("status", parents=[common], help="workspace counts")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_status)
+    s = sub.add_parser("scenarios", parents=[common], help="scenario inference")
+    ssub = s.add_subparsers(dest="scenarios_command", required=True)
+    si = ssub.add_parser("infer", parents=[common], help="pre- and postcondition scenarios for accepted skills")
+    si.add_argument("--provider", choices=["auto", "offline", "llm"], default="auto",
+                    help="auto: the LLM when an endpoint is configured, else offline")
+    si.add_argument("--force", action="store_true", help="infer again even where scenarios exist")
+    si.add_argument("--budget-usd", type=float, default=None, help="stop cleanly once this much is spent")
+    si.add_argument("--concurrency", type=int, default=None)
+    si.add_argument("--json", action="store_true")
+    si.set_defaults(func=cmd_scenarios_infer)
     s = sub.add_parser("demo", parents=[common], help="build the demo workspace from the bundled corpus")
     s.set_defaults(func=cmd_demo)
     s = sub.add_parser("app", parents=[common], help="serve the dashboard")

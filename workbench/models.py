@@ -91,3 +91,21 @@ class CurationEvent(BaseModel):
     author: str
     at: datetime
     undoes_batch: str | None = None
+
+
+class Scenario(BaseModel):
+    """A system state in FACET's five dimensions, plus one canonical sentence."""
+
+    goal: str = Field(min_length=3)
+    context: str = Field(min_length=3)
+    capability: str = Field(min_length=3)
+    state: str = Field(min_length=3)
+    io_tool: str = Field(min_length=3)
+    canonical: str = Field(min_length=8)
+
+
+class ScenarioPair(BaseModel):
+    """What holds before a skill runs (pre) and after it succeeded (post)."""
+
+    pre: Scenario
+    post: Scenario

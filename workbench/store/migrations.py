@@ -110,6 +110,51 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             LEFT JOIN skill_overrides o_name ON o_name.skill_id = s.id AND o_name.field = 'name';
         """,
     ),
+    (
+        2,
+        "LLM call log, inferred scenarios and inference failures",
+        """
+        CREATE TABLE llm_calls (
+            call_id VARCHAR PRIMARY KEY,
+            batch_id VARCHAR,
+            stage VARCHAR NOT NULL,
+            item VARCHAR,
+            provider VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            attempt INTEGER NOT NULL,
+            latency_ms DOUBLE NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cost_usd DOUBLE NOT NULL,
+            cache_hit BOOLEAN NOT NULL,
+            error_class VARCHAR,
+            template_version VARCHAR,
+            created_at TIMESTAMP NOT NULL
+        );
+        CREATE TABLE scenarios (
+            skill_id VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,              -- pre | post
+            goal VARCHAR NOT NULL,
+            context VARCHAR NOT NULL,
+            capability VARCHAR NOT NULL,
+            state VARCHAR NOT NULL,
+            io_tool VARCHAR NOT NULL,
+            canonical VARCHAR NOT NULL,
+            provider VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            template_version VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (skill_id, role)
+        );
+        CREATE TABLE scenario_failures (
+            skill_id VARCHAR PRIMARY KEY,
+            reason VARCHAR NOT NULL,
+            provider VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -27,4 +27,16 @@ def workspace_status(db: Database) -> dict:
                     "SELECT status, count(*) FROM skills_effective WHERE is_current GROUP BY 1").fetchall():
                 status["skills"][st] = int(n)
             status["skills"]["total"] = sum(status["skills"][k] for k in ("accepted", "rejected", "pending"))
+        if _table_exists(con, "scenarios"):
+            with_both, raw = con.execute(
+                """SELECT count(*) FILTER (WHERE n = 2), coalesce(sum(n), 0) FROM (
+                       SELECT c.skill_id, count(*) AS n FROM scenarios c
+                       JOIN skills s ON s.id = c.skill_id AND s.is_current GROUP BY c.skill_id)""").fetchone()
+            status["scenarios"]["skills_with_scenarios"] = int(with_both)
+            status["scenarios"]["raw"] = int(raw)
+        if _table_exists(con, "llm_calls"):
+            calls, hits, cost = con.execute(
+                "SELECT count(*), count(*) FILTER (WHERE cache_hit), coalesce(sum(cost_usd), 0) FROM llm_calls"
+            ).fetchone()
+            status["llm"] = {"calls": int(calls), "cache_hits": int(hits), "cost_usd": round(float(cost), 6)}
     return status

@@ -1,0 +1,1 @@
+"""SkillSynth stage 2: a precondition and a postcondition scenario for each accepted skill."""

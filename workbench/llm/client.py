@@ -1,0 +1,241 @@
+"""One client for any OpenAI-compatible endpoint, on the `openai` package.
+
+Per call: cache lookup → budget check → bounded concurrency → request with retries
+(429 / 5xx / timeouts, exponential backoff with jitter, `Retry-After` honoured; other 4xx
+fail at once) → structured output validated by pydantic with a bounded re-ask → cost
+accounting → one call-log row per HTTP attempt (and one per cache hit).
+"""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import random
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from workbench.llm.budget import Budget
+from workbench.llm.cache import CachedResponse, ResponseCache, cache_key
+from workbench.llm.call_log import CallLog, CallRecord
+from workbench.llm.settings import LLMSettings
+
+_RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
+              openai.APIConnectionError, openai.APIResponseValidationError)
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
+
+
+class LLMCallError(RuntimeError):
+    def __init__(self, message: str, *, error_class: str, attempts: int, raw_text: str | None = None):
+        super().__init__(message)
+        self.error_class = error_class
+        self.attempts = attempts
+        self.raw_text = raw_text
+
+
+class StructuredOutputError(LLMCallError):
+    """The model never produced JSON that fits the schema; `raw_text` keeps its last reply."""
+
+
+@dataclass
+class LLMResult:
+    text: str
+    parsed: BaseModel | None
+    provider: str
+    model: str
+    cached: bool
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    attempts: int
+
+
+def parse_structured(text: str, schema: type[BaseModel]) -> BaseModel:
+    m = _FENCE.match(text)
+    return schema.model_validate_json(m.group(1) if m else text)
+
+
+def retry_after_seconds(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    headers = response.headers
+    if headers.get("retry-after-ms"):
+        try:
+            return float(headers["retry-after-ms"]) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value)
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+class LLMClient:
+    def __init__(self, settings: LLMSettings, *, cache: ResponseCache | None = None,
+                 log: CallLog | None = None, budget: Budget | None = None, batch_id: str | None = None):
+        if not settings.online:
+            raise ValueError("no LLM endpoint configured (set WORKBENCH_LLM_BASE_URL or the Settings page)")
+        self.settings = settings
+        self.cache = cache
+        self.log = log
+        self.budget = budget or Budget(settings.budget_usd)
+        self.batch_id = batch_id
+        self._per_loop: dict[int, tuple[openai.AsyncOpenAI, asyncio.Semaphore]] = {}
+        self._json_schema_ok = True
+
+    @property
+    def provider(self) -> str:
+        return self.settings.provider
+
+    def _loop_state(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+        # The HTTP pool and the semaphore belong to one event loop; batches may run in several.
+        loop = asyncio.get_running_loop()
+        state = self._per_loop.get(id(loop))
+        if state is None:
+            key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
+            state = (openai.AsyncOpenAI(base_url=self.settings.base_url, api_key=key, max_retries=0,
+                                        timeout=self.settings.timeout_s),
+                     asyncio.Semaphore(self.settings.concurrency))
+            self._per_loop[id(loop)] = state
+        return state
+
+    def _cost(self, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+        price = self.settings.price(model)
+        return (prompt_tokens * price.input_per_mtok + completion_tokens * price.output_per_mtok) / 1e6
+
+    def _record(self, **kw: Any) -> None:
+        if self.log is not None:
+            self.log.add(CallRecord(provider=self.provider, batch_id=self.batch_id, **kw))
+
+    async def complete(self, *, stage: str, item: str | None, messages: list[dict],
+                       schema: type[BaseModel] | None = None, params: dict | None = None,
+                       template_version: str = "") -> LLMResult:
+        params = dict(params or {})
+        model = self.settings.model
+        schema_json = schema.model_json_schema() if schema else None
+        key = cache_key(model=model, messages=messages, schema=schema_json, params=params,
+                        template_version=template_version)
+        t0 = time.perf_counter()
+        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+            parsed = parse_structured(hit.text, schema) if schema else None
+            self._record(stage=stage, item=item, model=model, attempt=0, cache_hit=True,
+                         latency_ms=(time.perf_counter() - t0) * 1000, template_version=template_version)
+            return LLMResult(hit.text, parsed, self.provider, hit.model, True, 0, 0, 0.0, 0)
+        self.budget.check()
+        client, sem = self._loop_state()
+        async with sem:
+            result = await self._complete_uncached(client, stage, item, list(messages), schema, schema_json,
+                                                   params, template_version)
+        if self.cache is not None:
+            self.cache.put(key, stage, CachedResponse(result.text, result.prompt_tokens,
+                                                      result.completion_tokens, result.model))
+        return result
+
+    async def _complete_uncached(self, client, stage, item, messages, schema, schema_json, params,
+                                 template_version) -> LLMResult:
+        attempts, transient, reasks = 0, 0, 0
+        spent_prompt = spent_completion = 0
+        spent_cost = 0.0
+        while True:
+            attempts += 1
+            t0 = time.perf_counter()
+            kwargs = self._request_args(messages, schema, schema_json, params)
+            try:
+                response = await client.chat.completions.create(**kwargs)
+            except openai.BadRequestError as exc:
+                if schema is not None and self._json_schema_ok and "response_format" in str(exc):
+                    # The endpoint has no json_schema mode: fall back to JSON mode + validation.
+                    self._json_schema_ok = False
+                    self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts,
+                                 latency_ms=_ms(t0), error_class="JsonSchemaUnsupported",
+                                 template_version=template_version)
+                    continue
+                self._fail(stage, item, attempts, t0, exc, template_version)
+            except _RETRYABLE as exc:
+                self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts,
+                             latency_ms=_ms(t0), error_class=type(exc).__name__, template_version=template_version)
+                transient += 1
+                if transient > self.settings.max_retries:
+                    raise LLMCallError(f"{stage}/{item}: gave up after {attempts} attempts: {exc}",
+                                       error_class=type(exc).__name__, attempts=attempts) from exc
+                await asyncio.sleep(self._backoff(transient, retry_after_seconds(exc)))
+                continue
+            except openai.APIError as exc:
+                self._fail(stage, item, attempts, t0, exc, template_version)
+            text = (response.choices[0].message.content or "") if response.choices else ""
+            usage = response.usage
+            pt, ct = (usage.prompt_tokens or 0, usage.completion_tokens or 0) if usage else (0, 0)
+            model = response.model or self.settings.model
+            cost = self._cost(self.settings.model, pt, ct)
+            self.budget.add(stage, item, pt, ct, cost)
+            spent_prompt, spent_completion, spent_cost = spent_prompt + pt, spent_completion + ct, spent_cost + cost
+            parsed, problem = None, None
+            if schema is not None:
+                try:
+                    parsed = parse_structured(text, schema)
+                except (ValidationError, ValueError) as exc:
+                    problem = _short_error(exc)
+            self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts,
+                         latency_ms=_ms(t0), prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
+                         error_class="InvalidStructuredOutput" if problem else None,
+                         template_version=template_version)
+            if problem is None:
+                return LLMResult(text, parsed, self.provider, model, False, spent_prompt, spent_completion,
+                                 spent_cost, attempts)
+            if reasks >= self.settings.reask_limit:
+                raise StructuredOutputError(
+                    f"{stage}/{item}: no valid JSON for {schema.__name__} after {reasks + 1} replies: {problem}",
+                    error_class="InvalidStructuredOutput", attempts=attempts, raw_text=text)
+            reasks += 1
+            self.budget.check()
+            messages = messages + [
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": f"That reply could not be used: {problem}. Reply again with only "
+                                            f"a JSON object that matches the {schema.__name__} schema."}]
+
+    def _request_args(self, messages, schema, schema_json, params) -> dict:
+        kwargs = {"model": self.settings.model, "messages": messages, **params}
+        if schema is None:
+            return kwargs
+        if self._json_schema_ok:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": schema.__name__, "schema": schema_json, "strict": False}}
+        else:
+            kwargs["response_format"] = {"type": "json_object"}
+            kwargs["messages"] = [{"role": "system", "content": "Reply with one JSON object matching this JSON "
+                                   "schema:\n" + json.dumps(schema_json)}] + messages
+        return kwargs
+
+    def _backoff(self, n: int, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.settings.backoff_max_s)
+        base = min(self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (n - 1))
+        return base * (0.5 + random.random() / 2)  # jitter: spread retries of a burst
+
+    def _fail(self, stage, item, attempts, t0, exc, template_version):
+        self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts, latency_ms=_ms(t0),
+                     error_class=type(exc).__name__, template_version=template_version)
+        raise LLMCallError(f"{stage}/{item}: {type(exc).__name__}: {exc}", error_class=type(exc).__name__,
+                           attempts=attempts) from exc
+
+
+def _ms(t0: float) -> float:
+    return (time.perf_counter() - t0) * 1000
+
+
+def _short_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        errs = exc.errors()
+        first = errs[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "reply"
+        return f"{len(errs)} problem(s), first at {where}: {first.get('msg')}"
+    return str(exc).splitlines()[0][:200]
