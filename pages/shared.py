@@ -18,4 +18,11 @@ def workspace() -> Workspace:
 
 
 def provider_note() -> str:
-    return "Provider: offline (deterministic rules; no LLM configured)"
+    from workbench.llm.settings import load_settings
+    try:
+        settings = load_settings(workspace().root)
+    except ValueError as exc:
+        return f"Provider: offline (LLM settings unreadable: {exc})"
+    if settings.online:
+        return f"Provider: {settings.provider} · model {settings.model} at {settings.base_url}"
+    return "Provider: offline (deterministic heuristics; no LLM endpoint configured)"

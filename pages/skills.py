@@ -8,6 +8,7 @@ from pipeline.taxonomy import CATEGORIES
 from workbench.config import default_author
 from workbench.models import CurationChange
 from workbench.store import curation
+from workbench.store import scenarios as scenario_store
 from workbench.store import skills as skill_store
 
 ws = workspace()
@@ -75,13 +76,25 @@ else:
     if a3.button("Back to pending", key="stage_pending"):
         staged[(sid, "status")] = "pending"
         st.rerun()
-    tab_fields, tab_raw, tab_evidence, tab_edit = st.tabs(["Parsed", "SKILL.md", "Filter evidence", "Edit"])
+    tab_fields, tab_scen, tab_raw, tab_evidence, tab_edit = st.tabs(
+        ["Parsed", "Scenarios", "SKILL.md", "Filter evidence", "Edit"])
     with tab_fields:
         st.write(d["description"])
         st.json({k: d[k] for k in ("category", "category_inferred", "steps", "tools", "bins", "env_vars",
                                    "inputs", "outputs", "os", "license", "skill_version",
                                    "source_kind", "source_path", "source_ref", "package_files")},
                 expanded=False)
+    with tab_scen:
+        scen = scenario_store.scenarios_for(ws.db, sid)
+        failure = scenario_store.failure_for(ws.db, sid)
+        if failure:
+            st.error(f"Inference failed ({failure['provider']} / {failure['model']}): {failure['reason']}")
+        if scen.empty:
+            st.write("No scenarios yet: run `workbench scenarios infer`.")
+        else:
+            st.caption(f"Inferred by {scen.iloc[0]['provider']} · {scen.iloc[0]['model']}")
+            st.dataframe(scen.set_index("role").drop(columns=["provider", "model", "template_version",
+                                                              "created_at"]).T, width="stretch", key="scenarios")
     with tab_raw:
         st.code(d["raw_text"], language="markdown")
     with tab_evidence:

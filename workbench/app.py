@@ -9,5 +9,7 @@ st.set_page_config(page_title="SkillGraph Workbench", layout="wide")
 nav = st.navigation({
     "Workspace": [st.Page(str(PAGES / "overview.py"), title="Overview", default=True)],
     "Curate": [st.Page(str(PAGES / "skills.py"), title="Skills", url_path="skills")],
+    "LLM": [st.Page(str(PAGES / "llm_costs.py"), title="LLM & cost", url_path="llm"),
+            st.Page(str(PAGES / "settings.py"), title="Settings", url_path="settings")],
 })
 nav.run()

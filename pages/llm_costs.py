@@ -1,0 +1,41 @@
+"""LLM & cost: calls, tokens and cost by stage and model, cache hits, errors, over time."""
+import streamlit as st
+
+from analysis import llm_costs
+from pages.shared import provider_note, workspace
+from workbench.store.llm_calls import calls_frame
+
+ws = workspace()
+st.title("LLM & cost")
+st.caption(provider_note())
+calls = calls_frame(ws.db)
+t = llm_costs.totals(calls)
+c = st.columns(5)
+c[0].metric("Calls", t["calls"])
+c[1].metric("HTTP calls", t["http_calls"])
+c[2].metric("Cache hit rate", f"{t['cache_hit_rate']:.0%}")
+c[3].metric("Tokens", f"{t['tokens']:,}")
+c[4].metric("Cost (USD)", f"{t['cost_usd']:.4f}")
+if calls.empty:
+    st.info("No LLM calls yet. With an endpoint configured (Settings), `workbench scenarios infer` makes some; "
+            "the offline provider makes none.")
+    st.stop()
+summary = llm_costs.by_stage_model(calls)
+left, right = st.columns([3, 2])
+with left:
+    st.subheader("Cost by stage and model")
+    st.plotly_chart(llm_costs.cost_figure(summary), width="stretch", key="cost_fig")
+with right:
+    st.subheader("Error classes")
+    errors = llm_costs.error_classes(calls)
+    if errors.empty:
+        st.write("No errors.")
+    else:
+        st.plotly_chart(llm_costs.errors_figure(errors), width="stretch", key="errors_fig")
+st.subheader("Over time")
+freq = st.selectbox("Bucket", ["1s", "10s", "1min", "10min", "1h", "1D"], index=2, key="bucket")
+st.plotly_chart(llm_costs.timeline_figure(llm_costs.over_time(calls, freq)), width="stretch", key="time_fig")
+st.subheader("By stage and model")
+st.dataframe(summary, hide_index=True, width="stretch")
+with st.expander("Latest calls"):
+    st.dataframe(calls.head(500), hide_index=True, width="stretch")

@@ -1,0 +1,54 @@
+"""LLM & cost and Settings pages through AppTest."""
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from workbench.config import REPO_ROOT
+from workbench.llm.call_log import CallLog, CallRecord
+from workbench.llm.settings import load_settings
+
+
+def _page(name, ws, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
+    at = AppTest.from_file(str(REPO_ROOT / "pages" / name), default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_llm_page_summarises_the_call_log(workspace, monkeypatch):
+    at = _page("llm_costs.py", workspace, monkeypatch)
+    assert any("No LLM calls yet" in i.value for i in at.info)
+    log = CallLog(workspace.db)
+    for i in range(6):
+        log.add(CallRecord(stage="scenario_inference", item=str(i), provider="openai-compatible", model="m",
+                           attempt=1, latency_ms=50, prompt_tokens=100, completion_tokens=20, cost_usd=0.01,
+                           cache_hit=i >= 4, error_class="RateLimitError" if i == 0 else None))
+    log.flush()
+    at.run()
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Calls"] == "6" and metrics["HTTP calls"] == "4" and metrics["Cache hit rate"] == "33%"
+    assert metrics["Cost (USD)"] == "0.0600"
+    assert not at.exception
+
+
+def test_settings_page_saves_and_never_shows_the_key(workspace, monkeypatch, tmp_path):
+    monkeypatch.setenv("WORKBENCH_SECRET_KEY_FILE", str(tmp_path / "secret.key"))
+    for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    at = _page("settings.py", workspace, monkeypatch)
+    assert "offline" in at.caption[0].value
+    at.text_input[0].input("http://127.0.0.1:8000/v1")
+    at.text_input[1].input("my-model")
+    key_field = next(t for t in at.text_input if t.label.startswith("API key"))
+    assert "no key stored" in key_field.label
+    key_field.input("sk-page-secret")
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception
+    s = load_settings(workspace.root)
+    assert s.base_url == "http://127.0.0.1:8000/v1" and s.api_key.get_secret_value() == "sk-page-secret"
+    assert "openai-compatible" in at.caption[0].value
+    shown = " ".join(str(e.value) for e in list(at.text_input) + list(at.json) + list(at.markdown) + list(at.caption))
+    assert "sk-page-secret" not in shown
+    key_field = next(t for t in at.text_input if t.label.startswith("API key"))
+    assert key_field.value == "" and "a key is stored" in key_field.label
+    assert "sk-page-secret" not in (workspace.root / "config.json").read_text()

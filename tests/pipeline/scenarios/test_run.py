@@ -1,0 +1,99 @@
+"""Scenario inference: offline for every accepted skill, online through the replay server."""
+from __future__ import annotations
+
+import json
+import re
+
+from pipeline.scenarios import offline
+from pipeline.scenarios.run import STAGE, infer_offline, infer_online
+from tests.workbench.llm.conftest import make_settings
+from workbench.llm.replay_server import ReplayServer, Rule
+from workbench.llm.runtime import open_client
+from workbench.store import scenarios as scen_store
+from workbench.store import skills as skill_store
+from workbench.store.status import workspace_status
+
+
+def test_offline_gives_every_accepted_demo_skill_both_scenarios(demo_workspace):
+    report = infer_offline(demo_workspace)
+    status = workspace_status(demo_workspace.db)
+    assert report.failed == [] and report.inferred == status["skills"]["accepted"] > 200
+    assert status["scenarios"]["skills_with_scenarios"] == status["skills"]["accepted"]
+    assert status["scenarios"]["raw"] == 2 * status["skills"]["accepted"]
+    table = skill_store.skills_table(demo_workspace.db)
+    sid = table[table["status"] == "accepted"].iloc[0]["id"]
+    sc = scen_store.scenarios_for(demo_workspace.db, sid).set_index("role")
+    assert set(sc.index) == {"pre", "post"}
+    assert (sc["provider"] == "offline").all() and (sc["model"] == offline.MODEL).all()
+    assert sc.loc["pre", "canonical"] != sc.loc["post", "canonical"]
+    # incremental and deterministic: nothing left to do; forced again, the same sentences
+    assert infer_offline(demo_workspace).todo == 0
+    before = sc["canonical"].to_dict()
+    infer_offline(demo_workspace, force=True)
+    assert scen_store.scenarios_for(demo_workspace.db, sid).set_index("role")["canonical"].to_dict() == before
+
+
+def _scripted_pair(body: dict) -> dict:
+    """Answer like a model would: a pair that names the skill from the prompt."""
+    name = re.search(r"Skill: (\S+)", json.dumps(body["messages"])).group(1)
+
+    def sc(role: str) -> dict:
+        return {"goal": f"{role} goal of {name}", "context": "a Linux shell", "capability": "bash and coreutils",
+                "state": f"{role} state of {name}", "io_tool": "files in /data",
+                "canonical": f"{name} {role}condition state"}
+    return {"pre": sc("pre"), "post": sc("post")}
+
+
+def test_online_fills_scenarios_and_a_second_run_makes_no_http_call(demo_workspace, tmp_path):
+    with ReplayServer() as server:
+        server.add_rule(Rule(match="Skill:", reply=_scripted_pair))
+        settings = make_settings(server, concurrency=8)
+        report = infer_online(demo_workspace, open_client(demo_workspace, settings))
+        accepted = workspace_status(demo_workspace.db)["skills"]["accepted"]
+        assert report.inferred == accepted and not report.failed
+        assert server.stats.chat_requests == accepted
+        assert workspace_status(demo_workspace.db)["scenarios"]["skills_with_scenarios"] == accepted
+        with demo_workspace.db.read() as con:
+            providers = con.execute("SELECT DISTINCT provider, model FROM scenarios").fetchall()
+            canon = con.execute("SELECT canonical FROM scenarios WHERE role = 'pre' LIMIT 1").fetchone()[0]
+        assert providers == [("openai-compatible", "test-model")]
+        assert canon.endswith("precondition state")
+        server.reset_stats()
+        again = infer_online(demo_workspace, open_client(demo_workspace, settings))
+        assert again.todo == 0 and server.stats.chat_requests == 0
+        forced = infer_online(demo_workspace, open_client(demo_workspace, settings), force=True)
+        assert forced.cache_hits == accepted and server.stats.chat_requests == 0
+        llm = workspace_status(demo_workspace.db)["llm"]
+        assert llm["calls"] == 2 * accepted and llm["cache_hits"] == accepted and llm["cost_usd"] > 0
+
+
+def test_a_failing_skill_is_marked_and_the_batch_goes_on(demo_workspace):
+    table = skill_store.skills_table(demo_workspace.db)
+    accepted = table[table["status"] == "accepted"]
+    victim = accepted.iloc[3]
+    with ReplayServer() as server:
+        server.add_rule(Rule(match=f"Skill: {victim['name']}\n", reply="I cannot answer in JSON, sorry."))
+        server.add_rule(Rule(match="Skill:", reply=_scripted_pair))
+        report = infer_online(demo_workspace, open_client(demo_workspace, make_settings(server, reask_limit=1)))
+    assert [sid for sid, _ in report.failed] == [victim["id"]]
+    assert report.inferred == len(accepted) - 1
+    failure = scen_store.failure_for(demo_workspace.db, victim["id"])
+    assert "InvalidStructuredOutput" in failure["reason"] or "StructuredOutputError" in failure["reason"]
+
+
+def test_budget_cap_stops_inference_with_partial_results_kept(demo_workspace):
+    with ReplayServer() as server:
+        server.add_rule(Rule(match="Skill:", reply=_scripted_pair))
+        settings = make_settings(server, concurrency=2)
+        client = open_client(demo_workspace, settings, budget_usd=1.0)  # test-model prices are huge
+        report = infer_online(demo_workspace, client)
+        assert report.stopped and report.not_started > 0
+        assert 0 < report.inferred < report.todo
+        kept = workspace_status(demo_workspace.db)["scenarios"]["skills_with_scenarios"]
+        assert kept == report.inferred
+        # a second run with no cap does only the rest
+        server.reset_stats()
+        rest = infer_online(demo_workspace, open_client(demo_workspace, settings, budget_usd=1e9))
+        assert rest.todo == report.todo - report.inferred
+        assert server.stats.chat_requests == rest.todo
+    assert STAGE == "scenario_inference"
