@@ -112,7 +112,10 @@ def infer_online(ws: Workspace, client: LLMClient, *, force: bool = False,
             on_progress(done, len(rows), row["name"])
 
     async def run():
-        return await map_bounded(rows, one, concurrency=client.settings.concurrency, on_result=on_result)
+        try:
+            return await map_bounded(rows, one, concurrency=client.settings.concurrency, on_result=on_result)
+        finally:
+            await client.aclose()
 
     try:
         outcome = asyncio.run(run())

@@ -1,9 +1,11 @@
 """One row per LLM call in the store: buffered in memory, written in short transactions."""
 from __future__ import annotations
 
+import atexit
+import queue
 import threading
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import pyarrow as pa
@@ -42,29 +44,72 @@ _SCHEMA = pa.schema([
 
 
 class CallLog:
-    """Collects call rows; `flush` writes them (also every `flush_every` rows)."""
+    """Collects call rows and writes them to the store in batches.
+
+    A full buffer is handed to one background writer thread, so that an event loop making
+    hundreds of calls a second never waits on the store's write gate; `flush` writes what
+    is left and waits until everything handed over is stored.
+    """
 
     def __init__(self, db: Database | None, flush_every: int = 500):
         self.db = db
         self.flush_every = flush_every
         self._rows: list[CallRecord] = []
         self._lock = threading.Lock()
+        self._pending: queue.Queue[list[CallRecord] | None] = queue.Queue()
+        self._writer: threading.Thread | None = None
+        self._errors: list[BaseException] = []
         self.records_written = 0
 
     def add(self, record: CallRecord) -> None:
         with self._lock:
             self._rows.append(record)
-            full = len(self._rows) >= self.flush_every
-        if full:
-            self.flush()
-
-    def flush(self) -> None:
-        with self._lock:
+            if len(self._rows) < self.flush_every:
+                return
             rows, self._rows = self._rows, []
-        if not rows or self.db is None:
+        self._hand_over(rows)
+
+    def _hand_over(self, rows: list[CallRecord]) -> None:
+        if self.db is None:
             return
-        batch = pa.Table.from_pylist([{c: asdict(r)[c] for c in _COLUMNS} for r in rows],  # noqa: F841
+        if self._writer is None or not self._writer.is_alive():
+            self._writer = threading.Thread(target=self._write_loop, name="call-log-writer", daemon=True)
+            self._writer.start()
+            atexit.register(self._flush_at_exit)  # rows handed over are stored before exit
+        self._pending.put(rows)
+
+    def _write_loop(self) -> None:
+        while True:
+            rows = self._pending.get()
+            try:
+                if rows:
+                    self._write(rows)
+            except BaseException as exc:  # surfaced by the next flush()
+                self._errors.append(exc)
+            finally:
+                self._pending.task_done()
+
+    def _write(self, rows: list[CallRecord]) -> None:
+        batch = pa.Table.from_pylist([{c: getattr(r, c) for c in _COLUMNS} for r in rows],  # noqa: F841
                                      schema=_SCHEMA)
         with self.db.write() as con:
             con.execute(f"INSERT INTO llm_calls ({', '.join(_COLUMNS)}) SELECT * FROM batch")
         self.records_written += len(rows)
+
+    def _flush_at_exit(self) -> None:
+        try:
+            self.flush()
+        except Exception:  # nothing more can be done at exit; the error was the store's
+            pass
+
+    def flush(self) -> None:
+        with self._lock:
+            rows, self._rows = self._rows, []
+        if self.db is None:
+            return
+        if self._writer is not None:
+            self._pending.join()
+        if rows:
+            self._write(rows)
+        if self._errors:
+            raise self._errors.pop(0)

@@ -27,6 +27,7 @@ import inspect
 import itertools
 import json
 import math
+import signal
 import struct
 import threading
 import time
@@ -684,6 +685,8 @@ class ReplayServer:
         return f"<ReplayServer {where} rules={len(self._rules)} latency={self.latency_s}s>"
 
     def _run(self, sockets: list) -> None:
+        if hasattr(signal, "pthread_sigmask"):  # let Ctrl-C and SIGTERM reach the main thread
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         self._loop = loop
@@ -816,9 +819,15 @@ def main(argv: list[str] | None = None) -> int:
     server = ReplayServer(script, latency_s=args.latency, host=args.host, port=args.port).start()
     print(f"replay server on {server.base_url} ({len(script.rules)} rules, latency "
           f"{server.latency_s}s); Ctrl-C to stop", flush=True)
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:  # started in the background by a shell
+        signal.signal(signal.SIGINT, interrupt)
     try:
         while True:
-            time.sleep(3600)
+            time.sleep(0.5)
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,52 +1,9 @@
 """Executable rules: GUI, paid/private services, OS, binaries."""
 from __future__ import annotations
 
-import textwrap
-
 from pipeline.filters import executable
-from pipeline.ingest.skill_builder import build_skill
+from tests.pipeline.filters.rule_helpers import assert_flagged, assert_passes, line_of, make_skill
 from workbench.models import Outcome, ParsedSkill
-
-_STEPS = """
-# Demo skill
-
-## Steps
-1. Read the input with `cat data/input.csv`.
-2. Count the rows with `wc -l data/input.csv`.
-"""
-
-
-def make_skill(extra: str = "", *, front_extra: str = "") -> ParsedSkill:
-    """A valid skill: front matter (plus `front_extra` YAML), a short workflow, then `extra`."""
-    front = ("---\nname: demo-skill\ndescription: Summarise a CSV file in the terminal.\n"
-             + textwrap.dedent(front_extra).strip("\n") + ("\n" if front_extra.strip() else "")
-             + "---\n")
-    text = front + textwrap.dedent(_STEPS) + "\n" + textwrap.dedent(extra).strip("\n") + "\n"
-    return build_skill(text, where="demo/SKILL.md", skill_key="demo", source_kind="folder",
-                       source_path="demo", source_ref=None, package_files=["SKILL.md"],
-                       content_hash="x" * 64)
-
-
-def line_of(skill: ParsedSkill, fragment: str) -> int:
-    for n, line in enumerate(skill.raw_text.splitlines(), start=1):
-        if fragment in line:
-            return n
-    raise AssertionError(f"{fragment!r} not in skill text")
-
-
-def assert_flagged(res, rule: str, skill: ParsedSkill, fragment: str) -> None:
-    n = line_of(skill, fragment)
-    assert res.rule == rule
-    assert res.outcome == Outcome.FAIL
-    assert f"line {n}:" in res.evidence
-    assert fragment in res.evidence
-    assert res.location == f"SKILL.md:{n}"
-
-
-def assert_passes(res, rule: str) -> None:
-    assert res.rule == rule
-    assert res.outcome == Outcome.PASS, res.evidence
-
 
 # --- gui -----------------------------------------------------------------------------
 

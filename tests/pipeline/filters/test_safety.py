@@ -1,13 +1,11 @@
 """Safety rules: each rule flags the real thing and leaves realistic near-misses alone."""
 from __future__ import annotations
 
-import textwrap
-
 from pipeline.filters import safety
-from pipeline.ingest.skill_builder import build_skill
+from tests.pipeline.filters import rule_helpers
+from tests.pipeline.filters.rule_helpers import assert_flagged
 from workbench.models import Outcome, ParsedSkill
 
-_FRONT = "---\nname: demo-skill\ndescription: Clean a build tree and report what changed.\n---\n"
 _STEPS = """
 # Demo skill
 
@@ -17,33 +15,12 @@ _STEPS = """
 """
 
 
-def make_skill(extra: str = "", *, front: str = _FRONT) -> ParsedSkill:
-    """A valid skill whose body is a short workflow followed by `extra`."""
-    text = front + textwrap.dedent(_STEPS) + "\n" + textwrap.dedent(extra).strip("\n") + "\n"
-    return build_skill(text, where="demo/SKILL.md", skill_key="demo", source_kind="folder",
-                       source_path="demo", source_ref=None, package_files=["SKILL.md"],
-                       content_hash="x" * 64)
-
-
-def line_of(skill: ParsedSkill, fragment: str) -> int:
-    for n, line in enumerate(skill.raw_text.splitlines(), start=1):
-        if fragment in line:
-            return n
-    raise AssertionError(f"{fragment!r} not in skill text")
-
-
-def assert_flagged(res, rule: str, skill: ParsedSkill, fragment: str) -> None:
-    n = line_of(skill, fragment)
-    assert res.rule == rule
-    assert res.outcome == Outcome.FAIL
-    assert f"line {n}:" in res.evidence
-    assert fragment in res.evidence
-    assert res.location == f"SKILL.md:{n}"
+def make_skill(extra: str = "") -> ParsedSkill:
+    return rule_helpers.make_skill(extra, steps=_STEPS, description="Clean a build tree and report what changed.")
 
 
 def assert_passes(res, rule: str) -> None:
-    assert res.rule == rule
-    assert res.outcome == Outcome.PASS, res.evidence
+    rule_helpers.assert_passes(res, rule)
     assert res.location is None
 
 

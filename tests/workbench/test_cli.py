@@ -1,0 +1,58 @@
+"""The command line as a user runs it: workspace choice, status, scenario inference."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+from tests.helpers import write_skill
+from workbench.llm.replay_server import ReplayServer
+
+STATUS_SHAPE = {"skills": {"total", "accepted", "rejected", "pending"},
+                "scenarios": {"skills_with_scenarios", "raw", "clusters"},
+                "bridges": {"candidates", "verified"}, "paths": {"total"}, "tasks": {"total", "accepted"},
+                "rollouts": {"total"}, "llm": {"calls", "cache_hits", "cost_usd"}}
+
+
+def cli(*args, env=None, timeout=180):
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith("WORKBENCH_LLM") and k not in ("OPENAI_API_KEY", "WORKBENCH_HOME")}
+    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
+                          env={**clean, **(env or {})}, timeout=timeout)
+
+
+def test_status_json_has_the_design_shape_and_follows_workbench_home(tmp_path):
+    corpus = tmp_path / "c"
+    write_skill(corpus, "a/one", description="One.")
+    home = tmp_path / "home-ws"
+    assert cli("ingest", str(corpus), env={"WORKBENCH_HOME": str(home)}).returncode == 0
+    out = cli("status", "--json", env={"WORKBENCH_HOME": str(home)})
+    status = json.loads(out.stdout)
+    assert {k: set(v) for k, v in status.items() if k in STATUS_SHAPE} == STATUS_SHAPE
+    assert all(isinstance(v, (int, float)) for part in status.values() for v in part.values())
+    assert status["skills"]["total"] == 1
+    # --workspace wins over WORKBENCH_HOME
+    other = cli("status", "--json", "--workspace", str(tmp_path / "other"), env={"WORKBENCH_HOME": str(home)})
+    assert json.loads(other.stdout)["skills"]["total"] == 0
+
+
+def test_scenarios_infer_offline_then_llm(tmp_path):
+    corpus = tmp_path / "c"
+    write_skill(corpus, "a/sort-it", description="Sort a file.", steps=["Run `sort in.txt > out.txt`.", "Check `out.txt`."])
+    write_skill(corpus, "b/count-it", description="Count lines.", steps=["Run `wc -l in.txt`.", "Save the count."])
+    ws = str(tmp_path / "ws")
+    cli("--workspace", ws, "ingest", str(corpus))
+    no_llm = cli("--workspace", ws, "scenarios", "infer", "--provider", "llm")
+    assert no_llm.returncode == 2 and "No LLM endpoint configured" in no_llm.stderr
+    off = cli("--workspace", ws, "scenarios", "infer", "--json")
+    assert json.loads(off.stdout)["provider"] == "offline" and json.loads(off.stdout)["inferred"] == 2
+    with ReplayServer() as server:
+        env = {"WORKBENCH_LLM_BASE_URL": server.base_url, "WORKBENCH_LLM_MODEL": "replay", "OPENAI_API_KEY": "k"}
+        on = cli("--workspace", ws, "scenarios", "infer", "--json", env=env)
+        assert on.returncode == 0, on.stderr
+        report = json.loads(on.stdout)
+        assert report["provider"] == "openai-compatible" and report["inferred"] == 2
+        assert server.stats.chat_requests == 2
+        again = cli("--workspace", ws, "scenarios", "infer", "--force", "--json", env=env)
+        assert json.loads(again.stdout)["cache_hits"] == 2 and server.stats.chat_requests == 2
