@@ -27,6 +27,18 @@ def by_stage_model(calls: pd.DataFrame) -> pd.DataFrame:
     return out.merge(lat.reset_index(), on=["stage", "model"], how="left")
 
 
+def by_batch(calls: pd.DataFrame) -> pd.DataFrame:
+    """One row per batch: when it ran, its calls, cache hits, tokens and cost."""
+    if calls.empty:
+        return pd.DataFrame(columns=["batch_id", "started", "calls", "cache_hits", "tokens", "cost_usd", "errors"])
+    c = calls.assign(tokens=calls["prompt_tokens"] + calls["completion_tokens"],
+                     error=calls["error_class"].notna(), batch_id=calls["batch_id"].fillna("(none)"))
+    out = c.groupby("batch_id").agg(started=("created_at", "min"), calls=("stage", "size"),
+                                    cache_hits=("cache_hit", "sum"), tokens=("tokens", "sum"),
+                                    cost_usd=("cost_usd", "sum"), errors=("error", "sum")).reset_index()
+    return out.sort_values("started", ascending=False).reset_index(drop=True)
+
+
 def error_classes(calls: pd.DataFrame) -> pd.DataFrame:
     errs = calls.dropna(subset=["error_class"]) if not calls.empty else calls
     if errs.empty:

@@ -37,5 +37,7 @@ freq = st.selectbox("Bucket", ["1s", "10s", "1min", "10min", "1h", "1D"], index=
 st.plotly_chart(llm_costs.timeline_figure(llm_costs.over_time(calls, freq)), width="stretch", key="time_fig")
 st.subheader("By stage and model")
 st.dataframe(summary, hide_index=True, width="stretch")
+st.subheader("By batch")
+st.dataframe(llm_costs.by_batch(calls), hide_index=True, width="stretch")
 with st.expander("Latest calls"):
     st.dataframe(calls.head(500), hide_index=True, width="stretch")

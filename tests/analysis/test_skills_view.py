@@ -1,0 +1,37 @@
+"""Filtering and summaries of the skills table."""
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import skills_view
+
+
+def _table():
+    return skills_view.with_source_labels(pd.DataFrame([
+        {"name": "git-bisect", "description": "Find a bad commit", "skill_key": "git/git-bisect", "category": "git",
+         "status": "accepted", "flagged_rules": [], "source_kind": "folder", "source_path": "/c/git/git-bisect"},
+        {"name": "wipe", "description": "Reset everything", "skill_key": "sys/wipe", "category": "system-administration",
+         "status": "rejected", "flagged_rules": ["safety.destructive"], "source_kind": "folder",
+         "source_path": "/c/sys/wipe"},
+        {"name": "jq-filter", "description": "Filter JSON", "skill_key": "export.jsonl#jq-filter",
+         "category": "data-processing", "status": "pending", "flagged_rules": ["executable.binaries"],
+         "source_kind": "jsonl", "source_path": "/c/export.jsonl#L1"},
+    ]))
+
+
+def test_filters_combine():
+    t = _table()
+    f = skills_view.SkillFilter
+    assert list(skills_view.filter_skills(t, f(query="bad commit"))["name"]) == ["git-bisect"]
+    assert list(skills_view.filter_skills(t, f(statuses=("rejected",)))["name"]) == ["wipe"]
+    assert list(skills_view.filter_skills(t, f(sources=("jsonl:export.jsonl",)))["name"]) == ["jq-filter"]
+    assert list(skills_view.filter_skills(t, f(rules=("safety.destructive",)))["name"]) == ["wipe"]
+    assert skills_view.filter_skills(t, f(query="json", statuses=("accepted",))).empty
+
+
+def test_summaries():
+    t = _table()
+    counts = skills_view.status_by_category(t)
+    assert counts["skills"].sum() == 3
+    rules = skills_view.rule_counts(t).set_index("rule")["skills"].to_dict()
+    assert rules == {"safety.destructive": 1, "executable.binaries": 1}
