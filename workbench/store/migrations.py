@@ -155,6 +155,95 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        3,
+        "scenario graph: clusters, constraints, projections, bridges, builds, paths, visit counts",
+        """
+        CREATE TABLE clusters (
+            cluster_id INTEGER PRIMARY KEY,
+            anchor VARCHAR NOT NULL,            -- medoid scenario id: the cluster's identity across builds
+            canonical VARCHAR NOT NULL,
+            size INTEGER NOT NULL,
+            renamed BOOLEAN NOT NULL,
+            build_id VARCHAR NOT NULL
+        );
+        CREATE TABLE cluster_members (
+            scenario_id VARCHAR PRIMARY KEY,    -- skill_id || ':' || role
+            skill_id VARCHAR NOT NULL,
+            role VARCHAR NOT NULL,
+            cluster_id INTEGER NOT NULL,
+            text VARCHAR NOT NULL
+        );
+        CREATE TABLE cluster_edits (
+            edit_id VARCHAR PRIMARY KEY,
+            kind VARCHAR NOT NULL,              -- merge | split | rename
+            payload JSON NOT NULL,              -- scenario ids (and text for rename)
+            author VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL,
+            undone_at TIMESTAMP
+        );
+        CREATE TABLE projections (
+            scenario_id VARCHAR PRIMARY KEY,
+            x DOUBLE NOT NULL,
+            y DOUBLE NOT NULL,
+            topic INTEGER NOT NULL,
+            build_id VARCHAR NOT NULL
+        );
+        CREATE TABLE bridges (
+            post_scenario VARCHAR NOT NULL,
+            pre_scenario VARCHAR NOT NULL,
+            from_skill VARCHAR NOT NULL,
+            to_skill VARCHAR NOT NULL,
+            similarity DOUBLE NOT NULL,
+            verdict VARCHAR NOT NULL,           -- verified | rejected
+            reason VARCHAR NOT NULL,
+            provider VARCHAR NOT NULL,
+            model VARCHAR NOT NULL,
+            texts_hash VARCHAR NOT NULL,        -- both scenario texts: a verdict is reused while they stand
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (post_scenario, pre_scenario)
+        );
+        CREATE TABLE graph_builds (
+            build_id VARCHAR PRIMARY KEY,
+            started_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP,
+            embedder VARCHAR NOT NULL,
+            threshold DOUBLE NOT NULL,
+            inputs_hash VARCHAR NOT NULL,       -- texts + edits + threshold: unchanged means dedup is reused
+            stats JSON
+        );
+        CREATE TABLE sample_batches (
+            batch_id VARCHAR PRIMARY KEY,
+            sampler VARCHAR NOT NULL,
+            n_paths INTEGER NOT NULL,
+            seed BIGINT NOT NULL,
+            min_len INTEGER NOT NULL,
+            max_len INTEGER NOT NULL,
+            build_id VARCHAR NOT NULL,
+            created_at TIMESTAMP NOT NULL
+        );
+        CREATE TABLE paths (
+            path_id VARCHAR PRIMARY KEY,
+            batch_id VARCHAR NOT NULL,
+            idx INTEGER NOT NULL,
+            length INTEGER NOT NULL
+        );
+        CREATE TABLE path_steps (
+            path_id VARCHAR NOT NULL,
+            step INTEGER NOT NULL,
+            src_anchor VARCHAR NOT NULL,
+            skill_id VARCHAR NOT NULL,
+            dst_anchor VARCHAR NOT NULL,
+            PRIMARY KEY (path_id, step)
+        );
+        CREATE TABLE visit_counts (
+            kind VARCHAR NOT NULL,              -- node (cluster anchor) | skill
+            key VARCHAR NOT NULL,
+            count BIGINT NOT NULL,
+            PRIMARY KEY (kind, key)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

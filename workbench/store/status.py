@@ -34,6 +34,12 @@ def workspace_status(db: Database) -> dict:
                        JOIN skills s ON s.id = c.skill_id AND s.is_current GROUP BY c.skill_id)""").fetchone()
             status["scenarios"]["skills_with_scenarios"] = int(with_both)
             status["scenarios"]["raw"] = int(raw)
+        if _table_exists(con, "clusters"):
+            status["scenarios"]["clusters"] = int(con.execute("SELECT count(*) FROM clusters").fetchone()[0])
+            cand, ver = con.execute("SELECT count(*), count(*) FILTER (WHERE verdict = 'verified') FROM bridges"
+                                    ).fetchone()
+            status["bridges"] = {"candidates": int(cand), "verified": int(ver)}
+            status["paths"]["total"] = int(con.execute("SELECT count(*) FROM paths").fetchone()[0])
         if _table_exists(con, "llm_calls"):
             calls, hits, cost = con.execute(
                 "SELECT count(*), count(*) FILTER (WHERE cache_hit), coalesce(sum(cost_usd), 0) FROM llm_calls"

@@ -1,0 +1,1 @@
+"""The compact scenario graph: CSR transitions and the path samplers over it."""

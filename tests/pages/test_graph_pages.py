@@ -1,0 +1,297 @@
+"""Scenarios, Graph and Coverage pages through AppTest, on the demo graph workspace."""
+from __future__ import annotations
+
+import base64
+import json
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from pipeline.graph.assemble import assemble, graph_stats
+from pipeline.graph.build import build_graph
+from tests.pages.apptest_helpers import frame
+from workbench.config import REPO_ROOT
+from workbench.store import graph as store
+
+PAGES = REPO_ROOT / "pages"
+
+
+def _open(ws, monkeypatch, page: str) -> AppTest:
+    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
+    monkeypatch.setenv("WORKBENCH_AUTHOR", "page-test")
+    at = AppTest.from_file(str(PAGES / page), default_timeout=180).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array from a figure's JSON: a list, or {"dtype", "bdata"[, "shape"]} (base64)."""
+    if isinstance(value, dict) and "bdata" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return arr.reshape([int(x) for x in str(shape).split(",")]) if shape else arr
+    return np.asarray(value)
+
+
+def _chart(at, key: str) -> dict:
+    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart") if key in el.proto.id]
+    assert charts, f"no plotly chart with key {key}: {[el.proto.id for el in at.get('plotly_chart')]}"
+    return charts[0]
+
+
+def _button(at, key: str):
+    hits = [b for b in at.button if b.key == key]
+    assert hits, f"no button {key}: {[b.key for b in at.button]}"
+    return hits[0]
+
+
+def _metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+# --- Scenarios --------------------------------------------------------------------------------------
+
+def _two_clusters(ws) -> tuple[pd.DataFrame, list[int]]:
+    """Two clusters with a projection, and the map points of both."""
+    members = store.members_table(ws.db)
+    clusters = store.clusters_table(ws.db)
+    ids = clusters["cluster_id"].tolist()[:2]  # the two largest
+    return members[members["cluster_id"].isin(ids)], ids
+
+
+def _lasso(points: pd.DataFrame) -> dict:
+    pts = [{"curve_number": 0, "point_number": i, "point_index": i, "x": float(x), "y": float(y),
+            "customdata": [s, int(c)]}
+           for i, (s, c, x, y) in enumerate(zip(points["scenario_id"], points["cluster_id"], points["x"], points["y"]))]
+    return {"selection": {"points": pts, "point_indices": list(range(len(pts))), "box": [],
+                          "lasso": [{"xref": "x", "yref": "y", "x": [0, 1, 1], "y": [0, 0, 1]}]}}
+
+
+def test_scenarios_page_draws_the_map_with_ids_and_lists_members(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    at = _open(ws, monkeypatch, "scenarios.py")
+    fig = _chart(at, "scenario_map")
+    assert fig["layout"]["dragmode"] == "lasso"
+    drawn = {tuple(cd) for tr in fig["data"] for cd in tr["customdata"]}
+    members = store.members_table(ws.db)
+    assert {s for s, _ in drawn} == set(members.loc[members["x"].notna(), "scenario_id"])
+    assert all(int(c) == members.set_index("scenario_id").loc[s, "cluster_id"] for s, c in drawn)
+    assert any(tr["name"].startswith("topic") for tr in fig["data"])
+    # the picker is labelled "size · canonical text", largest first; its members are listed
+    clusters = store.clusters_table(ws.db)
+    pick = at.selectbox(key="cluster_pick")
+    assert pick.value == clusters.iloc[0]["anchor"]
+    assert pick.format_func(pick.value).startswith(f"{clusters.iloc[0]['size']} · ")
+    shown = frame(at, "skill", "role", "text")
+    assert len(shown) == clusters.iloc[0]["size"]
+    # colour by the picked cluster: two traces, the picked one holding exactly its members
+    at.radio(key="color_mode").set_value("cluster").run()
+    fig = _chart(at, "scenario_map")
+    assert [tr["name"] for tr in fig["data"]][-1] == f"cluster {clusters.iloc[0]['cluster_id']}"
+    assert len(fig["data"][-1]["customdata"]) == clusters.iloc[0]["size"]
+
+
+def test_lasso_merge_through_the_dialog_then_undo(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    before = store.clusters_table(ws.db)
+    points, ids = _two_clusters(ws)
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.session_state["scenario_map"] = _lasso(points)
+    at.run()
+    assert not at.exception, at.exception
+    opener = _button(at, "merge_open")
+    assert opener.label == "Merge 2 clusters"
+    opener.click().run()
+    assert not at.exception, at.exception
+    # the dialog lists the canonical texts of both clusters and asks to confirm
+    preview = frame(at, "cluster_id", "size", "canonical")
+    assert set(preview["canonical"]) == set(before.set_index("cluster_id").loc[ids, "canonical"])
+    _button(at, "merge_confirm").click().run()
+    assert not at.exception, at.exception
+    after = store.clusters_table(ws.db)
+    assert len(after) == len(before) - 1
+    members = store.members_table(ws.db)
+    merged = members[members["scenario_id"].isin(points["scenario_id"])]["cluster_id"].unique()
+    assert len(merged) == 1
+    assert any("Merged 2 clusters" in s.value for s in at.success)
+    hist = store.edit_history(ws.db)
+    assert hist.iloc[0]["kind"] == "merge" and hist.iloc[0]["author"] == "page-test"
+    assert "merge_anchors" not in at.session_state  # the dialog closed
+    # the edit survives a fresh build
+    build_graph(ws)
+    members = store.members_table(ws.db)
+    assert members[members["scenario_id"].isin(points["scenario_id"])]["cluster_id"].nunique() == 1
+    assert len(store.clusters_table(ws.db)) == len(before) - 1
+    # undo restores the two clusters
+    _button(at, "undo").click().run()
+    assert not at.exception, at.exception
+    restored = store.clusters_table(ws.db)
+    assert len(restored) == len(before)
+    assert sorted(restored["canonical"]) == sorted(before["canonical"])
+
+
+def test_merge_dialog_cancel_changes_nothing(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    before = store.clusters_table(ws.db)
+    points, _ = _two_clusters(ws)
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.session_state["scenario_map"] = _lasso(points)
+    at.run()
+    _button(at, "merge_open").click().run()
+    _button(at, "merge_cancel").click().run()
+    assert not at.exception
+    assert "merge_anchors" not in at.session_state
+    assert not [b for b in at.button if b.key == "merge_confirm"]
+    assert len(store.clusters_table(ws.db)) == len(before)
+
+
+def test_a_selection_inside_one_cluster_offers_no_merge(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    points, ids = _two_clusters(ws)
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.session_state["scenario_map"] = _lasso(points[points["cluster_id"] == ids[0]])
+    at.run()
+    assert not at.exception
+    assert not [b for b in at.button if b.key == "merge_open"]
+
+
+def test_rename_survives_a_rebuild_and_undo_restores(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    clusters = store.clusters_table(ws.db)
+    target = clusters.iloc[2]
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.selectbox(key="cluster_pick").set_value(target["anchor"]).run()
+    box = next(t for t in at.text_input if t.label == "Canonical text")
+    assert box.value == target["canonical"]
+    box.input("A renamed scenario, chosen by the curator")
+    next(b for b in at.button if b.label == "Rename").click().run()
+    assert not at.exception, at.exception
+    row = store.clusters_table(ws.db).set_index("anchor").loc[target["anchor"]]
+    assert row["canonical"] == "A renamed scenario, chosen by the curator" and bool(row["renamed"])
+    assert at.selectbox(key="cluster_pick").value == target["anchor"]  # still on the same cluster
+    assert any(m.value.startswith("**A renamed scenario") for m in at.markdown)
+    history = frame(at, "when", "kind", "what")
+    assert history.iloc[0]["kind"] == "rename"
+    build_graph(ws)
+    row = store.clusters_table(ws.db).set_index("anchor").loc[target["anchor"]]
+    assert row["canonical"] == "A renamed scenario, chosen by the curator"
+    _button(at, "undo").click().run()
+    assert not at.exception
+    row = store.clusters_table(ws.db).set_index("anchor").loc[target["anchor"]]
+    assert row["canonical"] == target["canonical"] and not bool(row["renamed"])
+
+
+def test_split_moves_members_into_a_new_cluster(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    clusters = store.clusters_table(ws.db)
+    target = clusters[clusters["size"] >= 2].iloc[0]
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.selectbox(key="cluster_pick").set_value(target["anchor"]).run()
+    split_box = next(m for m in at.multiselect if m.key.startswith("split_pick_"))
+    mem = store.members_table(ws.db)
+    mem = mem[mem["cluster_id"] == int(target["cluster_id"])].sort_values(["skill_name", "role"])
+    assert len(split_box.options) == len(mem) == target["size"]
+    moved_id = mem["scenario_id"].iloc[0]
+    split_box.set_value([moved_id]).run()
+    assert _button(at, "split").label == "Split off 1 scenario(s)"
+    _button(at, "split").click().run()
+    assert not at.exception, at.exception
+    after = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
+    stay = mem["scenario_id"].iloc[1]
+    assert after[moved_id] != after[stay]
+    assert len(store.clusters_table(ws.db)) == len(clusters) + 1
+    assert store.edit_history(ws.db).iloc[0]["kind"] == "split"
+
+
+# --- Graph ------------------------------------------------------------------------------------------
+
+def _iframes(at) -> list[str]:
+    return [el.proto.srcdoc for el in at.get("iframe")]
+
+
+def test_graph_page_shows_stats_and_renders_html(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    at = _open(ws, monkeypatch, "graph.py")
+    stats = graph_stats(assemble(ws.db))
+    assert _metric(at, "Clusters (nodes)") == str(stats["nodes"])
+    assert _metric(at, "Skill edges") == str(stats["skill_edges"])
+    assert _metric(at, "Bridge edges") == str(stats["bridge_edges"])
+    assert _metric(at, "Transitions") == str(stats["transitions"])
+    pages = _iframes(at)
+    assert len(pages) == 3  # meta-graph, ego network, path
+    meta = pages[0]
+    assert "new vis.Network" in meta and '"enabled": false' in meta.replace("False", "false")
+    nodes = json.loads(meta.split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    assert 0 < len(nodes) <= 500 and all("x" in n and "y" in n for n in nodes)
+    assert any(f"Showing {len(nodes):,} of {stats['nodes']:,} clusters" in c.value for c in at.caption)
+    # the ego network of the picked cluster (highest degree first) holds at most 150 nodes
+    ego = json.loads(pages[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    assert 1 <= len(ego) <= 150
+    at.radio(key="ego_hops").set_value(1).run()
+    ego1 = json.loads(_iframes(at)[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    assert len(ego1) <= len(ego)
+
+
+def test_graph_page_steps_through_a_sampled_path(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    at = _open(ws, monkeypatch, "graph.py")
+    batch = at.selectbox(key="path_batch").value
+    steps = store.path_steps(ws.db, batch)
+    idx = int(steps.groupby("idx")["step"].max().idxmax())  # a path with the most steps
+    n = int(steps[steps["idx"] == idx]["step"].max()) + 1
+    assert n >= 2
+    at.number_input(key="path_idx").set_value(idx).run()
+    assert not at.exception
+    table = frame(at, "now", "step", "from", "skill", "to")
+    assert len(table) == n and table["now"].tolist()[-1] == "▶"
+    at.slider(key=f"path_step_{batch}_{idx}").set_value(0).run()
+    table = frame(at, "now", "step", "from", "skill", "to")
+    assert table["now"].tolist()[0] == "▶" and table["now"].tolist().count("▶") == 1
+    drawn = json.loads(_iframes(at)[2].split("edges = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    assert len(drawn) == 1  # only step 0 drawn
+    assert drawn[0]["label"].startswith("0. ")
+
+
+# --- Coverage ---------------------------------------------------------------------------------------
+
+def test_coverage_page_heatmaps_growth_and_metrics(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    at = _open(ws, monkeypatch, "coverage.py")
+    for key in ("heatmap", "heatmap_pair", "growth"):
+        fig = _chart(at, key)
+        assert fig["data"], key
+    pair = _chart(at, "heatmap_pair")["data"]
+    assert [t["type"] for t in pair] == ["heatmap", "heatmap"] and pair[0]["y"] == pair[1]["y"]
+    heat = _chart(at, "heatmap")["data"][0]
+    assert heat["type"] == "heatmap" and len(heat["y"]) <= 40
+    batches = store.sample_batches(ws.db)
+    by_id = batches.set_index("batch_id")
+    left, right = at.selectbox(key="cov_left").value, at.selectbox(key="cov_right").value
+    assert by_id.loc[left, "sampler"] == "inverse-frequency" and by_id.loc[right, "sampler"] == "random-walk"
+    # the single-batch heatmap: the 40 most visited clusters, most visited first, all their visits
+    cells = store.coverage_cells(ws.db, at.selectbox(key="cov_batch").value)
+    per_cluster = cells.groupby(cells["cluster"].fillna("?"))["visits"].sum().sort_values(ascending=False)
+    z = _array(heat["z"]).reshape(len(heat["y"]), len(heat["x"]))
+    assert np.nansum(z, axis=1).tolist() == per_cluster.head(40).tolist()  # zeros are drawn blank (NaN)
+    assert sorted(heat["x"]) == sorted(cells["category"].unique())
+    metrics = frame(at, "batch", "unique_pairs", "normalized_entropy", "gini", "kl_to_uniform")
+    assert len(metrics) == 2
+    labels = at.selectbox(key="cov_left").format_func
+    for bid in (left, right):
+        steps = store.path_steps(ws.db, bid)
+        direct = len(steps[["src_anchor", "skill_id"]].drop_duplicates())
+        row = metrics[metrics["batch"] == labels(bid)].iloc[0]
+        assert row["unique_pairs"] == direct
+        assert 0 < row["normalized_entropy"] <= 1 and 0 <= row["gini"] < 1 and row["kl_to_uniform"] >= 0
+    # one growth curve per batch, ending at its unique pairs
+    growth = {tr["name"]: _array(tr["y"]) for tr in _chart(at, "growth")["data"]}
+    for _, row in metrics.iterrows():
+        assert growth[row["batch"]][-1] == row["unique_pairs"]
+        assert (np.diff(growth[row["batch"]]) >= 0).all()
+
+
+def test_pages_say_what_to_run_on_an_empty_workspace(workspace, monkeypatch):
+    for page in ("scenarios.py", "graph.py", "coverage.py"):
+        at = _open(workspace, monkeypatch, page)
+        assert at.info, page
