@@ -84,7 +84,7 @@ def build_graph(ws: Workspace, opts: BuildOptions | None = None, *, llm: LLMClie
         raise ValueError("no accepted skill has scenarios yet: run `workbench scenarios infer` first")
 
     t0 = time.perf_counter()
-    embedder = get_embedder(opts.embedder)
+    embedder = get_embedder(opts.embedder, **_embedder_kwargs(ws, opts.embedder))
     cache = EmbeddingCache(ws.cache_dir / "embeddings.sqlite")
     texts = rows["text"].tolist()
     before = cache.count(embedder.model_id) if hasattr(cache, "count") else None
@@ -132,6 +132,18 @@ def build_graph(ws: Workspace, opts: BuildOptions | None = None, *, llm: LLMClie
     store.record_build(ws.db, report.build_id, started, embedder.model_id, opts.threshold, inputs_hash,
                        report.as_dict())
     return report
+
+
+def _embedder_kwargs(ws: Workspace, name: str) -> dict:
+    """An OpenAI-compatible embedder uses the workspace's endpoint and key."""
+    if name != "openai":
+        return {}
+    from workbench.llm.settings import load_settings
+    settings = load_settings(ws.root)
+    if not settings.online:
+        raise ValueError("--embedder openai needs an LLM endpoint (WORKBENCH_LLM_BASE_URL or Settings)")
+    return {"base_url": settings.base_url,
+            "api_key": settings.api_key.get_secret_value() if settings.api_key else "not-needed"}
 
 
 def _store_clusters(ws, rows, vectors, labels, renames, build_id) -> None:
