@@ -72,7 +72,6 @@ def test_knn_self_pads_when_fewer_rows_than_k():
 
 
 def test_knn_self_hnsw_path_recall_and_determinism():
-    pytest.importorskip("faiss")
     x = clustered(3000, 300, 48, seed=3)
     exact_idx, _ = knn_self(x, 10)
     idx, sims = knn_self(x, 10, exact_max=100)
@@ -87,8 +86,6 @@ def test_knn_self_hnsw_path_recall_and_determinism():
 
 @pytest.mark.parametrize("exact_max", [100_000, 50])
 def test_knn_query_never_returns_same_group_pairs(exact_max):
-    if exact_max < 1000:
-        pytest.importorskip("faiss")
     rng = np.random.default_rng(4)
     index = clustered(600, 60, 32, seed=5)
     index_groups = np.repeat(np.arange(200), 3)  # three rows per skill
@@ -118,7 +115,6 @@ def test_knn_query_never_returns_same_group_pairs(exact_max):
 
 
 def test_knn_query_hnsw_skips_a_large_own_group():
-    pytest.importorskip("faiss")
     index = clustered(800, 20, 32, seed=13)
     groups = np.where(np.arange(800) < 400, 0, np.arange(800))  # group 0 holds 400 rows
     query = index[:50]
