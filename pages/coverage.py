@@ -2,7 +2,7 @@
 import pandas as pd
 import streamlit as st
 
-from analysis import graph_views as gv
+from analysis import coverage_views as cv
 from pages.shared import provider_note, workspace
 from pipeline.graph.assemble import assemble
 from workbench.store import graph as store
@@ -16,7 +16,7 @@ if batches.empty:
     st.info("No paths sampled yet. Build the graph, then run e.g. "
             "`workbench sample --sampler inverse-frequency --n 200` and `--sampler random-walk`.")
     st.stop()
-labels = gv.batch_labels(batches)
+labels = cv.batch_labels(batches)
 ids = batches["batch_id"].tolist()  # newest first
 n_paths = dict(zip(batches["batch_id"], batches["paths"].astype(int)))
 
@@ -50,37 +50,37 @@ cells = _cells(ws, str(ws.root), pick, build_id)
 if cells.empty:
     st.write("This batch has no steps.")
 else:
-    matrix = gv.heatmap_matrix(cells, top=gv.HEATMAP_ROWS)
+    matrix = cv.heatmap_matrix(cells, top=cv.HEATMAP_ROWS)
     n_clusters = cells["cluster"].nunique(dropna=False)
     st.caption(f"The {len(matrix)} most visited of {n_clusters:,} visited clusters (rows, most visited first); "
                f"a step counts for the cluster it starts from and its skill's category; blank cells were not visited.")
-    st.plotly_chart(gv.coverage_heatmap(matrix, label_len=70), width="stretch", key="heatmap")
+    st.plotly_chart(cv.coverage_heatmap(matrix, label_len=70), width="stretch", key="heatmap")
 
 # --- two batches side by side --------------------------------------------------------------------
 st.subheader("Two batches side by side")
-left_default, right_default = gv.default_pair(batches)
+left_default, right_default = cv.default_pair(batches)
 c1, c2 = st.columns(2)
 left = c1.selectbox("Left", ids, index=ids.index(left_default), format_func=labels.get, key="cov_left")
 right = c2.selectbox("Right", ids, index=ids.index(right_default), format_func=labels.get, key="cov_right")
 cells_l, cells_r = _cells(ws, str(ws.root), left, build_id), _cells(ws, str(ws.root), right, build_id)
-m_l, m_r = gv.heatmap_pair(cells_l, cells_r, top=gv.HEATMAP_ROWS)
+m_l, m_r = cv.heatmap_pair(cells_l, cells_r, top=cv.HEATMAP_ROWS)
 st.caption("The same rows (the most visited clusters over both batches), columns and colour scale on both sides; "
            "blank cells were not visited.")
-st.plotly_chart(gv.coverage_heatmap_pair(m_l, m_r, (labels[left], labels[right])), width="stretch",
+st.plotly_chart(cv.coverage_heatmap_pair(m_l, m_r, (labels[left], labels[right])), width="stretch",
                 key="heatmap_pair")
 
 # --- growth and metrics ----------------------------------------------------------------------------
 chosen = list(dict.fromkeys([left, right, pick]))
 steps = {labels[b]: _steps(ws, str(ws.root), b) for b in chosen}
-universe, widened = gv.effective_universe(_pair_universe(ws, str(ws.root), build_id),
+universe, widened = cv.effective_universe(_pair_universe(ws, str(ws.root), build_id),
                                           pd.concat(steps.values(), ignore_index=True))
 
 st.subheader("Coverage growth")
-curves = gv.growth_curves(steps, {labels[b]: n_paths[b] for b in chosen})
-st.plotly_chart(gv.growth_figure(curves, universe), width="stretch", key="growth")
+curves = cv.growth_curves(steps, {labels[b]: n_paths[b] for b in chosen})
+st.plotly_chart(cv.growth_figure(curves, universe), width="stretch", key="growth")
 
 st.subheader("Metrics")
-metrics = gv.batch_metrics(steps, universe)
+metrics = cv.batch_metrics(steps, universe)
 st.dataframe(metrics, hide_index=True, width="stretch", key="metrics",
              column_config={"batch": st.column_config.TextColumn(width="large"),
                             "unique_pairs": st.column_config.NumberColumn("unique pairs"),

@@ -3,8 +3,11 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
-from analysis import graph_views as gv
-from pages.shared import provider_note, workspace
+from analysis import cluster_graph as cg
+from analysis.coverage_views import batch_labels
+from analysis.display import short
+from analysis.scenario_map import cluster_options
+from pages.shared import provider_note, scenario_graph_or_stop, workspace
 from pipeline.graph.assemble import assemble, graph_stats
 from workbench.store import graph as store
 
@@ -12,23 +15,19 @@ ws = workspace()
 st.title("Graph")
 st.caption(provider_note())
 
-build = store.last_build(ws.db)
-clusters = store.clusters_table(ws.db)
-if build is None or clusters.empty:
-    st.info("No scenario graph yet. Run `workbench scenarios infer` and then `workbench graph build`.")
-    st.stop()
+build, clusters = scenario_graph_or_stop(ws)
 
 
 @st.cache_data(ttl=3600, max_entries=4, show_spinner="Assembling the graph and laying it out…")
 def _graph(_ws, root: str, build_id: str) -> dict:
     """Everything about one build that does not depend on the user's picks (cached per build)."""
     g = assemble(_ws.db)
-    edges = gv.cluster_edges(g.skill_edges, g.bridge_edges)
-    nodes = gv.cluster_nodes(g.anchors, g.canonical, edges)
-    top_nodes, top_edges = gv.top_subgraph(nodes, edges, gv.MAX_GRAPH_NODES)
-    top_nodes = gv.with_layout(top_nodes, top_edges)
+    edges = cg.cluster_edges(g.skill_edges, g.bridge_edges)
+    nodes = cg.cluster_nodes(g.anchors, g.canonical, edges)
+    top_nodes, top_edges = cg.top_subgraph(nodes, edges, cg.MAX_GRAPH_NODES)
+    top_nodes = cg.with_layout(top_nodes, top_edges)
     return {"stats": graph_stats(g), "nodes": nodes, "edges": edges, "top_nodes": top_nodes,
-            "top_edges": top_edges, "html": gv.pyvis_html(top_nodes, top_edges, height=640, label_top=25)}
+            "top_edges": top_edges, "html": cg.pyvis_html(top_nodes, top_edges, height=640, label_top=25)}
 
 
 @st.cache_data(ttl=3600, max_entries=8)
@@ -66,10 +65,10 @@ components.html(view["html"], height=660)
 st.subheader("Ego network")
 by_degree = nodes.sort_values(["degree", "node"], ascending=[False, True])
 labels = dict(zip(by_degree["anchor"], by_degree["degree"].astype(str) + " neighbours · "
-                  + by_degree["canonical"].map(lambda t: gv.short(t, 90))))
+                  + by_degree["canonical"].map(lambda t: short(t, 90))))
 e1, e2, e3 = st.columns([4, 2, 1])
 query = e2.text_input("Filter clusters", key="ego_query", placeholder="words in the canonical text")
-options = gv.cluster_options(by_degree.rename(columns={"degree": "size"}), query,
+options = cluster_options(by_degree.rename(columns={"degree": "size"}), query,
                              keep=st.session_state.get("ego_pick"))
 if st.session_state.get("ego_pick") not in labels:
     st.session_state.pop("ego_pick", None)
@@ -80,13 +79,13 @@ center_anchor = e1.selectbox("Cluster (neighbours · canonical text — type to 
                              format_func=labels.get, key="ego_pick")
 hops = e3.radio("Hops", [1, 2], index=1, key="ego_hops", horizontal=True)
 center = int(nodes.loc[nodes["anchor"] == center_anchor, "node"].iloc[0])
-ego = gv.ego_nodes(edges, center, hops=hops, cap=gv.MAX_EGO_NODES, degrees=nodes["degree"].to_numpy())
+ego = cg.ego_nodes(edges, center, hops=hops, cap=cg.MAX_EGO_NODES, degrees=nodes["degree"].to_numpy())
 ego_n = nodes[nodes["node"].isin(ego)]
 ego_e = edges[edges["src"].isin(ego) & edges["dst"].isin(ego)]
-ego_n = gv.with_layout(ego_n, ego_e, height=500)
-capped = " (capped)" if len(ego) >= gv.MAX_EGO_NODES else ""
+ego_n = cg.with_layout(ego_n, ego_e, height=500)
+capped = " (capped)" if len(ego) >= cg.MAX_EGO_NODES else ""
 st.caption(f"{len(ego)} clusters within {hops} hop(s){capped}, {len(ego_e)} edges; the picked cluster in red.")
-components.html(gv.pyvis_html(ego_n, ego_e, height=520, label_top=25, highlight_nodes=[center]), height=540)
+components.html(cg.pyvis_html(ego_n, ego_e, height=520, label_top=25, highlight_nodes=[center]), height=540)
 
 # --- a sampled path, step by step ------------------------------------------------------------------
 st.subheader("A sampled path, step by step")
@@ -94,7 +93,7 @@ batches = store.sample_batches(ws.db)
 if batches.empty:
     st.info("No paths sampled yet. Run `workbench sample --sampler inverse-frequency --n 200`.")
     st.stop()
-blabels = gv.batch_labels(batches)
+blabels = batch_labels(batches)
 b1, b2 = st.columns([3, 1])
 batch_id = b1.selectbox("Batch (sampler · paths · time)", batches["batch_id"].tolist(), format_func=blabels.get,
                         key="path_batch")
@@ -111,13 +110,13 @@ if path.empty:
 canonical = dict(zip(clusters["anchor"], clusters["canonical"]))
 last = int(path["step"].max())
 step = st.slider("Step", 0, last, value=last, key=f"path_step_{batch_id}_{idx}") if last > 0 else 0
-table = gv.path_table(path, canonical, current=step)
+table = cg.path_table(path, canonical, current=step)
 st.dataframe(table.style.apply(lambda r: ["background-color: #ffe3e3; font-weight: 600" if r["now"] else ""
                                           for _ in r], axis=1),
              hide_index=True, width="stretch", key="path_steps",
              column_config={"now": st.column_config.TextColumn("", width="small"),
                             "step": st.column_config.NumberColumn(width="small")})
-p_nodes, p_edges = gv.path_drawing(path, canonical, step)
-components.html(gv.pyvis_html(p_nodes, p_edges, height=330, label_top=len(p_nodes),
+p_nodes, p_edges = cg.path_drawing(path, canonical, step)
+components.html(cg.pyvis_html(p_nodes, p_edges, height=330, label_top=len(p_nodes),
                               highlight_nodes=[int(p_edges['dst'].iloc[-1])], highlight_edges=[len(p_edges) - 1],
                               edge_labels=True), height=350)

@@ -1,8 +1,9 @@
 """Scenarios: the UMAP map of scenarios; lasso-merge clusters, rename, split, undo."""
 import streamlit as st
 
-from analysis import graph_views as gv
-from pages.shared import provider_note, workspace
+from analysis import scenario_map as sm
+from analysis.display import short
+from pages.shared import provider_note, scenario_graph_or_stop, workspace
 from pipeline.graph import edits
 from workbench.config import default_author
 from workbench.store import graph as store
@@ -11,11 +12,7 @@ ws = workspace()
 st.title("Scenarios")
 st.caption(provider_note())
 
-build = store.last_build(ws.db)
-clusters = store.clusters_table(ws.db)
-if build is None or clusters.empty:
-    st.info("No scenario graph yet. Run `workbench scenarios infer` and then `workbench graph build`.")
-    st.stop()
+build, clusters = scenario_graph_or_stop(ws)
 members = store.members_table(ws.db)
 
 if msg := st.session_state.pop("flash", None):
@@ -40,10 +37,10 @@ def _edit(label: str, fn, *args, focus: str | None = None) -> None:
 
 # --- which cluster is picked (by anchor: cluster ids are renumbered by every rebuild) -----------
 if focus := st.session_state.pop("_focus_scenario", None):
-    anchor = gv.anchor_of_scenario(members, clusters, focus)
+    anchor = sm.anchor_of_scenario(members, clusters, focus)
     if anchor:
         st.session_state["cluster_pick"] = anchor
-labels = gv.cluster_labels(clusters)
+labels = sm.cluster_labels(clusters)
 if st.session_state.get("cluster_pick") not in labels:
     st.session_state.pop("cluster_pick", None)
 
@@ -52,27 +49,27 @@ author = author.strip() or default_author()
 
 p1, p2 = st.columns([3, 1])
 query = p2.text_input("Filter clusters", key="cluster_query", placeholder="words in the canonical text")
-options = gv.cluster_options(clusters, query, keep=st.session_state.get("cluster_pick"))
+options = sm.cluster_options(clusters, query, keep=st.session_state.get("cluster_pick"))
 if not options:
     p1.warning(f"No cluster's text contains “{query}”.")
-    options = gv.cluster_options(clusters, "", keep=st.session_state.get("cluster_pick"))
+    options = sm.cluster_options(clusters, "", keep=st.session_state.get("cluster_pick"))
 pick = p1.selectbox(f"Cluster ({len(options):,} of {len(clusters):,}; size · canonical text — type to search)",
                     options, format_func=labels.get, key="cluster_pick")
-cid = gv.cluster_ids(clusters, [pick])[0]
+cid = sm.cluster_ids(clusters, [pick])[0]
 
 # --- the map -----------------------------------------------------------------------------------
 st.subheader("Map")
 m1, m2 = st.columns([2, 3])
 mode = m1.radio("Colour by", ["topic", "cluster"], horizontal=True, key="color_mode",
                 format_func={"topic": "HDBSCAN topic", "cluster": "picked dedup cluster"}.get)
-points = gv.map_points(members, selected_cluster=cid)
+points = sm.map_points(members, selected_cluster=cid)
 shown = f"{len(points):,} of {len(members):,} scenarios drawn"
 if len(points) < members["x"].notna().sum():
     shown += " (a fixed sample; the picked cluster always included)"
 m2.caption(f"{shown}. Lasso or box-select points to merge their clusters; double-click clears.")
-event = st.plotly_chart(gv.scenario_map(points, color_by=mode, selected_cluster=cid), key="scenario_map",
+event = st.plotly_chart(sm.scenario_map(points, color_by=mode, selected_cluster=cid), key="scenario_map",
                         on_select="rerun", selection_mode=("lasso", "box"), width="stretch")
-chosen = gv.selected_clusters(event if event is not None else st.session_state.get("scenario_map"), members)
+chosen = sm.selected_clusters(event if event is not None else st.session_state.get("scenario_map"), members)
 
 
 def _forget_merge() -> None:
@@ -81,14 +78,14 @@ def _forget_merge() -> None:
 
 @st.dialog("Merge clusters", width="large", on_dismiss=_forget_merge)
 def merge_dialog(anchors: list[str]) -> None:
-    ids = gv.cluster_ids(clusters, anchors)
+    ids = sm.cluster_ids(clusters, anchors)
     if len(ids) < 2:
         st.warning("The graph changed since the selection; select the points again.")
         if st.button("Close", key="merge_close"):
             _forget_merge()
             st.rerun()
         return
-    preview = gv.merge_preview(clusters, ids)
+    preview = sm.merge_preview(clusters, ids)
     st.write(f"These {len(ids)} clusters ({int(preview['size'].sum())} scenarios) become one:")
     st.dataframe(preview, hide_index=True, width="stretch", key="merge_preview",
                  column_config={"cluster_id": st.column_config.NumberColumn("cluster", width="small"),
@@ -110,7 +107,7 @@ s1, s2 = st.columns([1, 3])
 if len(chosen) >= 2:
     if s1.button(f"Merge {len(chosen)} clusters", type="primary", key="merge_open"):
         st.session_state["merge_anchors"] = clusters.set_index("cluster_id").loc[chosen, "anchor"].tolist()
-    s2.caption(f"Selection: {len(gv.selection_points(event))} points in {len(chosen)} clusters.")
+    s2.caption(f"Selection: {len(sm.selection_points(event))} points in {len(chosen)} clusters.")
 elif chosen:
     s2.caption("The selection lies in one cluster; select points of two or more to merge.")
 if st.session_state.get("merge_anchors"):
@@ -120,7 +117,7 @@ if st.session_state.get("merge_anchors"):
 row = clusters.set_index("cluster_id").loc[cid]
 st.subheader(f"Cluster {cid}" + (" (renamed)" if row["renamed"] else ""))
 st.markdown(f"**{row['canonical']}**  \n{int(row['size'])} scenario(s) · anchor `{row['anchor']}`")
-mem = gv.cluster_members(members, cid)
+mem = sm.cluster_members(members, cid)
 st.dataframe(mem, hide_index=True, width="stretch", key="cluster_members",
              column_config={"scenario_id": None, "text": st.column_config.TextColumn("text", width="large")})
 
@@ -139,7 +136,7 @@ with t_split:
     if len(mem) < 2:
         st.write("A cluster of one scenario cannot be split.")
     else:
-        texts = dict(zip(mem["scenario_id"], mem["skill"] + " · " + mem["role"] + " · " + mem["text"].map(gv.short)))
+        texts = dict(zip(mem["scenario_id"], mem["skill"] + " · " + mem["role"] + " · " + mem["text"].map(short)))
         moved = st.multiselect("Scenarios to move into a cluster of their own", mem["scenario_id"].tolist(),
                                format_func=texts.get, key=f"split_pick_{pick}")
         ok = 0 < len(moved) < len(mem)
@@ -149,7 +146,7 @@ with t_split:
 
 # --- history and undo -----------------------------------------------------------------------------
 st.subheader("Edit history")
-history = gv.edit_history_view(store.edit_history(ws.db))
+history = sm.edit_history_view(store.edit_history(ws.db))
 u1, u2 = st.columns([1, 4])
 active = history[~history["undone"]]
 if u1.button("Undo last edit", key="undo", disabled=active.empty):

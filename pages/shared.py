@@ -1,8 +1,11 @@
-"""What every page needs: the workspace the app was started on."""
+"""What the pages share: the workspace the app was started on, the provider note and
+the scenario graph that the Scenarios and Graph pages need."""
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
+from workbench.store import graph as graph_store
 from workbench.workspace import Workspace
 
 
@@ -26,3 +29,14 @@ def provider_note() -> str:
     if settings.online:
         return f"Provider: {settings.provider} · model {settings.model} at {settings.base_url}"
     return "Provider: offline (deterministic heuristics; no LLM endpoint configured)"
+
+
+def scenario_graph_or_stop(ws: Workspace) -> tuple[dict, pd.DataFrame]:
+    """The last graph build and its clusters; without them the page shows how to build the
+    graph and stops."""
+    build = graph_store.last_build(ws.db)
+    clusters = graph_store.clusters_table(ws.db)
+    if build is None or clusters.empty:
+        st.info("No scenario graph yet. Run `workbench scenarios infer` and then `workbench graph build`.")
+        st.stop()
+    return build, clusters

@@ -1,7 +1,6 @@
 """While `workbench ingest` writes, the dashboard reads and a curation save succeeds."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time

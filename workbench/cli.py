@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from workbench.config import DEMO_CORPUS, REPO_ROOT, resolve_workspace_dir
+from workbench.config import DEMO_CORPUS, REPO_ROOT
 from workbench.store.status import workspace_status
 from workbench.workspace import Workspace
 

@@ -7,91 +7,45 @@ the "Merge N clusters" button, confirm inside it, and check the store.
 from __future__ import annotations
 
 import math
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from workbench.store import graph as store
 
 pytestmark = pytest.mark.browser
-CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture
-def graph_app(graph_workspace, tmp_path):
-    port = _free_port()
-    log = open(tmp_path / "app.log", "w")
-    # start_new_session: `workbench app` runs Streamlit as a child; stop the whole group after
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "--workspace", str(graph_workspace.root),
-                             "app", "--port", str(port)], stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "WORKBENCH_AUTHOR": "browser-test"}, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        os.killpg(proc.pid, 9)
-        raise RuntimeError("dashboard did not come up: " + Path(tmp_path / "app.log").read_text())
-    yield url, graph_workspace
-    os.killpg(proc.pid, 15)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, 9)
-
-
-def test_lasso_merge_in_chromium(graph_app, tmp_path):
-    assert Path(CHROMIUM).exists(), "Debian's chromium is missing: scripts/setup-system.sh installs it"
-    url, ws = graph_app
+def test_lasso_merge_in_chromium(graph_workspace, dashboard, chromium, tmp_path):
+    ws = graph_workspace
+    url = dashboard(ws)
     before = len(store.clusters_table(ws.db))
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS, chromium_sandbox=False, headless=True)
-        page = browser.new_page(viewport={"width": 1500, "height": 1400})
-        page.goto(url + "/scenarios")
-        page.wait_for_selector(".js-plotly-plot .scatterlayer .point", timeout=90_000)
-        box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
-        # a lasso (an ellipse of 24 segments) over the middle of the map
-        cx, cy = box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.45
-        rx, ry = box["width"] * 0.15, box["height"] * 0.18
-        pts = [(cx + rx * math.cos(2 * math.pi * i / 24), cy + ry * math.sin(2 * math.pi * i / 24))
-               for i in range(25)]
-        page.mouse.move(*pts[0])
-        page.mouse.down()
-        for x, y in pts[1:]:
-            page.mouse.move(x, y, steps=3)
-        page.mouse.up()
-        opener = page.get_by_role("button", name="Merge").first
-        expect(opener).to_be_visible(timeout=60_000)
-        n = int(opener.inner_text().split()[1])
-        assert n >= 2
-        opener.click()
-        dialog = page.get_by_role("dialog")
-        expect(dialog).to_be_visible(timeout=30_000)
-        expect(dialog.get_by_text(f"These {n} clusters")).to_be_visible()
-        dialog.get_by_role("button", name=f"Merge {n} clusters").click()
-        expect(page.get_by_text(f"Merged {n} clusters: done.")).to_be_visible(timeout=180_000)
-        expect(page.get_by_role("dialog")).to_have_count(0, timeout=30_000)
-        page.screenshot(path=str(tmp_path / "scenarios-merged.png"), full_page=True)
-        browser.close()
+    page = chromium.new_page(viewport={"width": 1500, "height": 1400})
+    page.goto(url + "/scenarios")
+    page.wait_for_selector(".js-plotly-plot .scatterlayer .point", timeout=90_000)
+    box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    # a lasso (an ellipse of 24 segments) over the middle of the map
+    cx, cy = box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.45
+    rx, ry = box["width"] * 0.15, box["height"] * 0.18
+    pts = [(cx + rx * math.cos(2 * math.pi * i / 24), cy + ry * math.sin(2 * math.pi * i / 24))
+           for i in range(25)]
+    page.mouse.move(*pts[0])
+    page.mouse.down()
+    for x, y in pts[1:]:
+        page.mouse.move(x, y, steps=3)
+    page.mouse.up()
+    opener = page.get_by_role("button", name="Merge").first
+    expect(opener).to_be_visible(timeout=60_000)
+    n = int(opener.inner_text().split()[1])
+    assert n >= 2
+    opener.click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible(timeout=30_000)
+    expect(dialog.get_by_text(f"These {n} clusters")).to_be_visible()
+    dialog.get_by_role("button", name=f"Merge {n} clusters").click()
+    expect(page.get_by_text(f"Merged {n} clusters: done.")).to_be_visible(timeout=180_000)
+    expect(page.get_by_role("dialog")).to_have_count(0, timeout=30_000)
+    page.screenshot(path=str(tmp_path / "scenarios-merged.png"), full_page=True)
     assert len(store.clusters_table(ws.db)) == before - n + 1
     hist = store.edit_history(ws.db)
     assert hist.iloc[0]["kind"] == "merge" and hist.iloc[0]["author"] == "browser-test"

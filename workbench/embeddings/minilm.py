@@ -26,6 +26,9 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+# The tokenizer's own thread pool would warn (and may deadlock) when the app forks later.
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from typing import Iterator
 
 import numpy as np

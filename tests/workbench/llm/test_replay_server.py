@@ -13,7 +13,7 @@ import openai
 import pytest
 from pydantic import BaseModel, Field
 
-from workbench.llm.replay_server import ReplayServer, Rule, Script, embedding_vector, schema_instance
+from workbench.llm.replay_server import ReplayServer, Rule, Script, embedding_vector
 
 
 @pytest.fixture
@@ -178,7 +178,7 @@ def test_schema_default_reply_validates_against_pydantic_model(server):
     assert len(plan.steps) == 2 and len(plan.tags) == 1
     assert len(plan.steps[0].command) >= 12 and plan.steps[0].timeout_s >= 5 and plan.steps[0].weight > 0.5
     assert plan.note is not None  # anyOf: the first non-null branch
-    jsonschema = pytest.importorskip("jsonschema")
+    import jsonschema
     jsonschema.validate(json.loads(content(done)), schema)
     # deterministic
     again = ask(client_for(server), "make a plan", response_format={
@@ -200,45 +200,6 @@ def test_json_object_and_no_format_answer_ok(server):
     client = client_for(server)
     assert content(ask(client, "x", response_format={"type": "json_object"})) == "ok"
     assert content(ask(client, "x")) == "ok"
-
-
-def test_schema_instance_keywords():
-    schema = {
-        "$defs": {"Leaf": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 3}},
-                           "required": ["n"]}},
-        "type": "object",
-        "properties": {
-            "leaf": {"$ref": "#/$defs/Leaf"},
-            "maybe": {"anyOf": [{"type": "null"}, {"type": "string", "minLength": 8}]},
-            "ids": {"type": "array", "items": {"type": "integer"}, "minItems": 3, "uniqueItems": True},
-            "flag": {"type": "boolean"},
-            "name": {"type": "string", "enum": ["b", "a"]},
-            "short": {"type": "string", "maxLength": 2},
-            "when": {"type": "string", "format": "date-time"},
-            "ratio": {"type": "number", "exclusiveMinimum": 0.5},
-            "skipped": {"type": "string"},
-        },
-        "required": ["leaf", "maybe", "ids", "flag", "name", "short", "when", "ratio"],
-    }
-    value = schema_instance(schema)
-    assert value["leaf"] == {"n": 3}
-    assert value["maybe"] == "maybemay"
-    assert value["ids"] == [0, 1, 2]
-    assert value["name"] == "b"
-    assert value["short"] == "sh"
-    assert "skipped" not in value
-    assert value["ratio"] > 0.5
-    jsonschema = pytest.importorskip("jsonschema")
-    jsonschema.validate(value, schema)
-
-
-def test_schema_instance_stops_recursion():
-    class Node(BaseModel):
-        name: str
-        children: list["Node"]
-
-    value = schema_instance(Node.model_json_schema())
-    Node.model_validate(value)
 
 
 # ----------------------------------------------------------------- faults

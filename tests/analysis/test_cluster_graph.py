@@ -1,0 +1,125 @@
+"""The cluster graph behind the Graph page: aggregation, layout, ego networks, vis.js pages, paths."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from analysis import cluster_graph as cg
+
+
+def _graph(n: int = 30, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    src = rng.integers(0, n, 120)
+    dst = rng.integers(0, n, 120)
+    keep = src != dst
+    skill_edges = pd.DataFrame({"src": src[keep], "dst": dst[keep], "skill": np.arange(keep.sum())})
+    bridge_edges = pd.DataFrame({"src": [0, 1, 0], "dst": [2, 3, 2]})
+    edges = cg.cluster_edges(skill_edges, bridge_edges)
+    nodes = cg.cluster_nodes(np.array([f"a{i}" for i in range(n)]), np.array([f"text {i}" for i in range(n)]), edges)
+    return skill_edges, edges, nodes
+
+
+def test_cluster_edges_aggregate_skills_and_keep_bridges_apart():
+    skill_edges = pd.DataFrame({"src": [0, 0, 1], "dst": [1, 1, 2], "skill": [0, 1, 2]})
+    e = cg.cluster_edges(skill_edges, pd.DataFrame({"src": [0, 0], "dst": [1, 1]}))
+    assert sorted(map(tuple, e[["src", "dst", "kind", "weight"]].to_numpy().tolist())) == [
+        (0, 1, "bridge", 1), (0, 1, "skill", 2), (1, 2, "skill", 1)]
+    assert cg.node_degrees(4, e).tolist() == [1, 2, 1, 0]
+
+
+def test_top_subgraph_and_layout():
+    _, edges, nodes = _graph()
+    top, sub = cg.top_subgraph(nodes, edges, max_nodes=10)
+    assert len(top) == 10
+    assert top["degree"].min() >= nodes["degree"].sort_values(ascending=False).iloc[9]
+    assert sub["src"].isin(top["node"]).all() and sub["dst"].isin(top["node"]).all()
+    a, b = cg.with_layout(top, sub), cg.with_layout(top, sub)
+    assert np.isfinite(a[["x", "y"]].to_numpy()).all()
+    assert a[["x", "y"]].equals(b[["x", "y"]])  # deterministic
+    # pixel coordinates inside the canvas, using most of it
+    assert a["x"].between(0, 1100).all() and a["y"].between(0, 620).all()
+    assert a["x"].max() - a["x"].min() > 500 or a["y"].max() - a["y"].min() > 300
+    assert not a[["x", "y"]].duplicated().any()
+
+
+def test_layout_packs_components_apart():
+    # a 20-node cycle, a triangle and three isolated nodes
+    edges = pd.DataFrame({"src": list(range(20)) + [20, 21, 22],
+                          "dst": [(i + 1) % 20 for i in range(20)] + [21, 22, 20],
+                          "kind": "skill", "weight": 1})
+    nodes = pd.DataFrame({"node": range(26), "canonical": [f"t{i}" for i in range(26)], "degree": 1})
+    xy = cg.with_layout(nodes, edges).set_index("node")[["x", "y"]]
+    cycle, tri, lone = xy.loc[0:19], xy.loc[20:22], xy.loc[23:25]
+
+    def box(f):
+        return f["x"].min(), f["x"].max(), f["y"].min(), f["y"].max()
+
+    def overlap(a, b):
+        return not (a[1] < b[0] or b[1] < a[0] or a[3] < b[2] or b[3] < a[2])
+    assert not overlap(box(cycle), box(tri))
+    assert all(not overlap(box(cycle), box(lone.iloc[[i]])) for i in range(3))
+    # the biggest component gets the biggest box
+    assert (box(cycle)[1] - box(cycle)[0]) > (box(tri)[1] - box(tri)[0])
+
+
+def test_declutter_labels_skips_overlapping_labels_and_labels_past_the_border():
+    nodes = pd.DataFrame({"node": [0, 1, 2, 3, 4, 5], "canonical": ["a long enough label"] * 6,
+                          "degree": [9, 8, 7, 1, 0, 0], "x": [100.0, 105.0, 300.0, 100.0, 0.0, 400.0],
+                          "y": [0.0, 0.0, 0.0, 200.0, 100.0, 100.0]})
+    assert cg.declutter_labels(nodes, top=10) == {0, 2, 3}  # 1 sits on 0's label; 4 and 5 would be cut off
+    assert cg.declutter_labels(nodes, top=2) == {0, 2}
+    assert cg.declutter_labels(nodes, top=10, keep=[1, 5]) == {1, 5, 2, 3}  # kept nodes come first, always
+
+
+def test_ego_nodes_respects_hops_cap_and_order():
+    edges = pd.DataFrame({"src": [0, 0, 1, 2, 3, 5], "dst": [1, 2, 3, 4, 5, 6],
+                          "kind": "skill", "weight": 1})
+    assert cg.ego_nodes(edges, 0, hops=1) == [0, 1, 2]
+    assert set(cg.ego_nodes(edges, 0, hops=2)) == {0, 1, 2, 3, 4}
+    assert cg.ego_nodes(edges, 3, hops=1) == [3, 1, 5]  # direction ignored
+    assert cg.ego_nodes(edges, 0, hops=2, cap=3) == [0, 1, 2]
+    deg = np.array([2, 2, 2, 2, 1, 2, 1])
+    deg[2] = 9
+    assert cg.ego_nodes(edges, 0, hops=1, degrees=deg) == [0, 2, 1]  # higher degree first
+
+
+def test_pyvis_html_is_self_contained_precomputed_and_styles_edge_kinds(monkeypatch):
+    from pyvis.network import Network
+
+    def no_add_edge(*a, **k):
+        raise AssertionError("add_edge is quadratic: fill net.edges directly")
+    monkeypatch.setattr(Network, "add_edge", no_add_edge)
+    _, edges, nodes = _graph()
+    nodes = cg.with_layout(nodes, edges)
+    page = cg.pyvis_html(nodes, edges, height=500, highlight_nodes=[0])
+    assert "new vis.Network" in page and "vis-network" in page.lower()
+    assert "cdn.jsdelivr" not in page and "bootstrap" not in page.lower()
+    options = json.loads(page.split("var options = ", 1)[1].split(";\n", 1)[0])
+    assert options["physics"]["enabled"] is False
+    data = json.loads(page.split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    assert len(data) == len(nodes)
+    assert {d["id"] for d in data} == set(nodes["node"])
+    first = next(d for d in data if d["id"] == int(nodes.iloc[0]["node"]))
+    assert (first["x"], first["y"]) == (float(nodes.iloc[0]["x"]), float(nodes.iloc[0]["y"]))
+    assert first["color"] == cg.HIGHLIGHT
+    e = json.loads(page.split("edges = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    kinds = {(d["dashes"], d["color"]) for d in e}
+    assert kinds == {(False, cg.SKILL_EDGE_COLOR), (True, cg.BRIDGE_EDGE_COLOR)}
+    assert len(e) == len(edges)
+
+
+def test_path_table_and_drawing():
+    steps = pd.DataFrame({"step": [1, 0, 2], "src_anchor": ["b", "a", "c"], "dst_anchor": ["c", "b", "d"],
+                          "skill_id": ["k2", "k1", "k3"], "skill_name": ["two", "one", "three"],
+                          "category": ["git", "files", "text"], "idx": 0})
+    canon = {"a": "start", "b": "middle", "c": "later"}
+    t = cg.path_table(steps, canon, current=1)
+    assert t["step"].tolist() == [0, 1, 2] and t["now"].tolist() == ["", "▶", ""]
+    assert t.loc[0, "from"] == "start" and t.loc[2, "to"].startswith("(gone")
+    nodes, edges = cg.path_drawing(steps, canon, upto=1)
+    assert nodes["canonical"].tolist() == ["start", "middle", "later"]
+    assert edges[["src", "dst"]].to_numpy().tolist() == [[0, 1], [1, 2]]
+    assert edges["label"].iloc[-1].startswith("1. two")
+    assert cg.pyvis_html(nodes, edges, edge_labels=True).count('"label": "1. two"') == 1

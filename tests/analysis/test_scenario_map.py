@@ -1,0 +1,95 @@
+"""The data shaping and figure behind the Scenarios page: map, selection, picker, history."""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+
+from analysis import scenario_map as sm
+
+
+def _members(n: int, n_clusters: int = 10, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    return pd.DataFrame({
+        "scenario_id": [f"s{i}:{'pre' if i % 2 else 'post'}" for i in range(n)],
+        "skill_id": [f"s{i}" for i in range(n)], "role": ["pre" if i % 2 else "post" for i in range(n)],
+        "cluster_id": np.arange(n) % n_clusters, "text": [f"a scenario number {i}" for i in range(n)],
+        "skill_name": [f"skill {i}" for i in range(n)], "category": "files",
+        "x": rng.normal(size=n), "y": rng.normal(size=n), "topic": (np.arange(n) % 4) - 1})
+
+
+def test_map_points_caps_deterministically_and_keeps_the_selected_cluster():
+    m = _members(5_000, n_clusters=500)
+    m.loc[3, "x"] = np.nan
+    assert len(sm.map_points(m)) == 4_999  # under the cap: all with a projection
+    a = sm.map_points(m, selected_cluster=7, max_points=300)
+    b = sm.map_points(m, selected_cluster=7, max_points=300)
+    assert len(a) == 300 and a["scenario_id"].tolist() == b["scenario_id"].tolist()
+    assert set(m.loc[m["cluster_id"] == 7, "scenario_id"]) <= set(a["scenario_id"])
+    assert a["x"].notna().all()
+
+
+def test_scenario_map_carries_ids_per_point_and_switches_to_webgl():
+    small = sm.map_points(_members(200))
+    fig = sm.scenario_map(small, "topic")
+    assert fig.layout.dragmode == "lasso"
+    assert all(isinstance(t, go.Scatter) for t in fig.data)
+    assert len(fig.data) == 4  # topics -1, 0, 1, 2
+    assert fig.data[-1].name == "no topic"  # noise last, grey
+    ids = {tuple(cd) for t in fig.data for cd in t.customdata}
+    assert ids == {(s, c) for s, c in zip(small["scenario_id"], small["cluster_id"])}
+    big = sm.scenario_map(sm.map_points(_members(3_000)), "topic")
+    assert all(isinstance(t, go.Scattergl) for t in big.data)
+
+
+def test_cluster_colour_mode_splits_the_picked_cluster_from_the_rest():
+    pts = sm.map_points(_members(200))
+    fig = sm.scenario_map(pts, "cluster", selected_cluster=3)
+    assert [t.name for t in fig.data] == ["other clusters", "cluster 3"]
+    assert {int(cd[1]) for cd in fig.data[1].customdata} == {3}
+    assert len(fig.data[1].customdata) == (pts["cluster_id"] == 3).sum()
+    with pytest.raises(ValueError):
+        sm.scenario_map(pts, "nonsense")
+
+
+def test_selection_reads_custom_data_as_list_or_dict_and_maps_to_current_clusters():
+    m = _members(40, n_clusters=10)
+    event = {"selection": {"points": [
+        {"curve_number": 0, "point_index": 0, "customdata": ["s0:post", 0]},
+        {"curve_number": 1, "point_index": 0, "customdata": {"0": "s1:pre", "1": "1"}},
+        {"curve_number": 1, "point_index": 3, "customdata": ["s11:pre", 1]},
+        {"curve_number": 2, "point_index": 2},  # no custom data: ignored
+    ], "point_indices": [0, 0, 3, 2], "box": [], "lasso": []}}
+    assert sm.selection_points(event) == [("s0:post", 0), ("s1:pre", 1), ("s11:pre", 1)]
+    assert sm.selected_clusters(event, m) == [0, 1]
+    # after a rebuild renumbered the clusters, the scenario ids still find the current ones
+    renumbered = m.assign(cluster_id=(m["cluster_id"] + 5) % 10)
+    assert sm.selected_clusters(event, renumbered) == [5, 6]
+    assert sm.selected_clusters(None, m) == [] and sm.selected_clusters({"selection": {}}, m) == []
+
+
+def test_cluster_picker_labels_filter_and_keep():
+    clusters = pd.DataFrame({"cluster_id": [0, 1, 2], "anchor": ["a:pre", "b:post", "c:pre"],
+                             "canonical": ["A git repository", "A CSV file", "A git branch"], "size": [5, 3, 1],
+                             "renamed": False})
+    assert sm.cluster_labels(clusters)["a:pre"] == "5 · A git repository"
+    assert sm.cluster_options(clusters, "GIT") == ["a:pre", "c:pre"]
+    assert sm.cluster_options(clusters, "git", keep="b:post") == ["a:pre", "c:pre", "b:post"]
+    assert sm.cluster_options(clusters, "", limit=1) == ["a:pre"]
+    assert sm.cluster_ids(clusters, ["c:pre", "gone", "a:pre"]) == [2, 0]
+
+
+def test_edit_history_view_summarises_payloads():
+    h = pd.DataFrame({"edit_id": ["e2", "e1"], "kind": ["rename", "merge"],
+                      "payload": [json.dumps({"anchor": "a", "text": "New text"}),
+                                  json.dumps({"scenario_ids": ["x", "y", "z"], "clusters": [1, 4]})],
+                      "author": ["ann", "bob"], "created_at": [datetime(2025, 1, 2), datetime(2025, 1, 1)],
+                      "undone_at": [None, datetime(2025, 1, 3)]})
+    v = sm.edit_history_view(h)
+    assert v["what"].tolist() == ["renamed to “New text”", "merged clusters [1, 4] (3 scenarios)"]
+    assert v["undone"].tolist() == [False, True]
+    assert sm.edit_history_view(h.iloc[0:0]).empty
