@@ -32,18 +32,26 @@ _PAID = compile_all(
     r"\b(only|just)\s+(reachable|accessible|available)\s+(from|inside|on)\s+(the\s+)?"
     r"(corporate|company|office|internal|vpn)",
     r"https?://[\w.-]+\.(internal|corp|intranet|lan)\b",
+    # a login to a host on a private network that a sandbox will never reach
+    r"\b(ssh|scp|sftp|rsync|telnet|mosh)\b[^\n]*?\b(10\.\d{1,3}|192\.168|172\.(1[6-9]|2\d|3[01]))\.\d{1,3}\.\d{1,3}\b",
     r"\b(salesforce|snowflake|pinecone|datadog|splunk cloud|servicenow|workday|zendesk|hubspot|"
     r"twilio|sendgrid|stripe)\b.{0,60}\b(api|account|key|token|instance|org)\b",
 )
 _PAID_ENV = re.compile(
     r"^(OPENAI|ANTHROPIC|PINECONE|SALESFORCE|SF|SNOWFLAKE|DATADOG|DD|STRIPE|TWILIO|SENDGRID|"
-    r"HUBSPOT|ZENDESK|SERVICENOW|SPLUNK|WEAVIATE|COHERE)_", re.I)
+    r"HUBSPOT|ZENDESK|SERVICENOW|SPLUNK|WEAVIATE|COHERE)_|PAYMENT|BILLING|LICENSE_KEY", re.I)
 
 _NON_LINUX = compile_all(
     r"\bbrew\s+(install|services)\b", r"\blaunchctl\b", r"\bpowershell\b", r"\b\w+\.exe\b",
     r"\b[A-Z]:\\\\?\w", r"\bwinget\b", r"\bchoco\s+install\b", r"\bosascript\b",
     r"\bdefaults\s+write\b", r"\breg(\.exe)?\s+add\b",
 ) + [re.compile(r"\b(Get|Set|New|Remove|Start|Stop|Restart|Invoke)-[A-Z][a-z]\w*")]  # PowerShell cmdlets
+_ONLY_ELSEWHERE = compile_all(
+    r"\b(macos|mac os x|os x|osx|windows)[- ]only\b",
+    r"\b(only|just)\s+(works|runs|available)\s+on\s+(macos|mac|windows)\b",
+    r"\brequires\s+(macos|a mac|windows)\b",
+)
+_LINUX_INSTALL = re.compile(r"\b(apt(-get)?|dnf|yum|pacman|apk)\s+(-\S+\s+)*install\b")
 _LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
 
 
@@ -56,7 +64,7 @@ def gui(skill: ParsedSkill) -> RuleResult:
 
 
 def paid_service(skill: ParsedSkill) -> RuleResult:
-    env_hits = [e for e in skill.env_vars if _PAID_ENV.match(e)]
+    env_hits = [e for e in skill.env_vars if _PAID_ENV.search(e)]
     hits = find_lines(skill.raw_text, _PAID)
     if env_hits and not hits:
         return RuleResult("executable.paid_service", Outcome.FAIL,
@@ -72,7 +80,13 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
     if skill.os and not (set(skill.os) & _LINUX_NAMES):
         return RuleResult("executable.os", Outcome.FAIL,
                           f"declares os {skill.os}: does not run on Linux", "metadata.openclaw.os")
-    hits = find_lines(skill.raw_text, _NON_LINUX, limit=5)
+    said = find_lines(skill.raw_text, _ONLY_ELSEWHERE)
+    if said:
+        return from_hits("executable.os", Outcome.FAIL, "says it runs only on macOS or Windows", said)
+    hits = find_lines(skill.raw_text, _NON_LINUX, limit=8)
+    if _LINUX_INSTALL.search(skill.raw_text):
+        # `brew install` as a fallback next to apt is a portable skill, not a macOS one
+        hits = [h for h in hits if not re.search(r"\bbrew\b", h[1])]
     if len(hits) >= 2:
         return from_hits("executable.os", Outcome.FAIL, "macOS- or Windows-only commands", hits[:3])
     return passed("executable.os", "runs on Linux")

@@ -47,6 +47,17 @@ _INJECTION = compile_all(
     r"\bnew (system )?instructions?\s*:",
     r"\b(silently|quietly|secretly)\s+(upload|send|post|exfiltrate|transmit|forward|mail)\b",
 )
+_REMOTE_CODE = compile_all(
+    # curl … | sh: the shell (or python) reads its program from the download
+    r"\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?(-E\s+)?(ba|z|da)?sh(\s+-s\b[^;&|]*)?\s*($|[;&)`'\"])",
+    r"\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?python3?(\s+-)?\s*($|[;&)`'\"])",
+    r"\b(ba)?sh\s+<\(\s*(curl|wget)\b",                                     # bash <(curl …)
+    r"\bdownload\b.{0,80}\.(zip|exe|bin|dmg|appimage|msi)\b.{0,120}\b(run|execute|launch|open)\b",
+    r"\b(glot\.io|pastebin\.com|paste\.ee|hastebin|rentry\.co|ghostbin|termbin\.com)\b"
+    r".{0,120}\b(run|execute|paste|copy)\b",
+    r"\b(run|execute|paste|copy)\b.{0,120}\b(glot\.io|pastebin\.com|paste\.ee|hastebin|rentry\.co|"
+    r"ghostbin|termbin\.com)\b",
+)
 _JAILBREAK = compile_all(
     r"\bdeveloper mode\b",
     r"\bDAN\b.{0,40}\b(mode|anything)",
@@ -110,6 +121,15 @@ def prompt_injection(skill: ParsedSkill) -> RuleResult:
     return passed("safety.prompt_injection", "no instruction aimed at the agent reading the skill")
 
 
+def remote_code(skill: ParsedSkill) -> RuleResult:
+    """Code fetched from the network and run unseen: the pattern of skill-registry malware."""
+    hits = find_lines(skill.raw_text, _REMOTE_CODE)
+    if hits:
+        return from_hits("safety.remote_code", Outcome.FAIL,
+                         "downloads code and runs it without it being part of the skill", hits)
+    return passed("safety.remote_code", "runs no code fetched from the network")
+
+
 def jailbreak(skill: ParsedSkill) -> RuleResult:
     hits = find_lines(skill.raw_text, _JAILBREAK)
     if hits:
@@ -117,4 +137,4 @@ def jailbreak(skill: ParsedSkill) -> RuleResult:
     return passed("safety.jailbreak", "no jailbreak text")
 
 
-RULES = (destructive, exfiltration, prompt_injection, jailbreak)
+RULES = (destructive, exfiltration, prompt_injection, remote_code, jailbreak)

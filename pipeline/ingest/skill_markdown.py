@@ -20,9 +20,10 @@ _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _NUMBERED = re.compile(r"^\s{0,3}(\d{1,2})[.)]\s+(.+)$")
 _BULLET = re.compile(r"^\s{0,3}[-*+]\s+(.+)$")
-_STEP_HEADING = re.compile(r"^(?:step\s*\d+|\d+[.)])\s*[:.\-–—]?\s*(.*)$", re.I)
+_STEP_HEADING = re.compile(r"^(?:step\s*\d+|workflow\s*\d+|\d+[.)])\s*[:.\-–—]?\s*(.*)$", re.I)
 _STEP_SECTIONS = re.compile(
-    r"\b(steps?|workflow|procedure|instructions?|how to|process|usage|method|playbook)\b", re.I)
+    r"\b(steps?|workflows?|procedures?|instructions?|how to|process|usage|method|playbook|quick ?start|"
+    r"getting started|walkthrough)\b", re.I)
 _INPUT_SECTIONS = re.compile(r"\b(inputs?|prerequisites|requires|given)\b", re.I)
 _OUTPUT_SECTIONS = re.compile(r"\b(outputs?|produces|results?|deliverables?|artifacts?)\b", re.I)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
@@ -52,10 +53,16 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str, int]
         first = text.lstrip("\ufeff").lstrip().splitlines()[:1]
         if first and first[0].strip() == "---":
             raise SkillFormatError(f"{where}: front matter opens with '---' but never closes")
+        if first and first[0].startswith("---"):
+            raise SkillFormatError(f"{where}: the first line must be exactly '---', found {first[0][:40]!r}")
         raise SkillFormatError(f"{where}: no YAML front matter (the file must start with a '---' line)")
     try:
         data = yaml.safe_load(m.group(1))
     except yaml.YAMLError as exc:
+        data = _lenient_yaml(m.group(1))
+        if data is not None:
+            body_start = text[: m.end()].count("\n") + 1
+            return data, text[m.end():], body_start
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 2}:" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -66,6 +73,24 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str, int]
         raise SkillFormatError(f"{where}: front matter is a {type(data).__name__}, not a mapping")
     body_start = text[: m.end()].count("\n") + 1
     return data, text[m.end():], body_start
+
+
+_TOP_SCALAR = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+(\w[^#]*?:\s.*)$")
+
+
+def _lenient_yaml(block: str) -> dict | None:
+    """Many published skills write `description: Use when: …` unquoted, which strict YAML
+    refuses; other loaders accept it. Quote such top-level values and try once more."""
+    lines = block.splitlines()
+    fixed = [f'{m.group(1)}: {json.dumps(m.group(2).strip())}' if (m := _TOP_SCALAR.match(ln)) else ln
+             for ln in lines]
+    if fixed == lines:
+        return None
+    try:
+        data = yaml.safe_load("\n".join(fixed))
+    except yaml.YAMLError:
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def parse_sections(body: str, first_line: int) -> tuple[list[Section], list[str]]:
@@ -149,20 +174,31 @@ def _extract_steps(md: SkillMarkdown) -> list[str]:
             sub = [t for t in tree[1:] if _STEP_HEADING.match(t.title)]
             if len(sub) >= 2:
                 return [_clean(_STEP_HEADING.match(t.title).group(1) or t.title) for t in sub]
-            numbered = [_clean(m.group(2)) for line in s.lines if (m := _NUMBERED.match(line))]
+            numbered = [_clean(m.group(2)) for line in _outside_fences(s.lines) if (m := _NUMBERED.match(line))]
             if len(numbered) >= 2:
                 return numbered
             items = _list_items(s.lines)
             if len(items) >= 2:
                 return items
-    step_heads = [s for s in secs if s.level and re.match(r"step\s*\d+", s.title, re.I)]
+    step_heads = [s for s in secs if s.level and _STEP_HEADING.match(s.title)]
     if len(step_heads) >= 2:
         return [_clean(_STEP_HEADING.match(s.title).group(1) or s.title) for s in step_heads]
     for s in secs:
-        numbered = [_clean(m.group(2)) for line in s.lines if (m := _NUMBERED.match(line))]
+        numbered = [_clean(m.group(2)) for line in _outside_fences(s.lines) if (m := _NUMBERED.match(line))]
         if len(numbered) >= 2:
             return numbered
     return []
+
+
+def _outside_fences(lines: list[str]) -> list[str]:
+    """Lines that are prose, not inside a fenced code block (sample output is no workflow)."""
+    out, in_fence = [], False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            out.append(line)
+    return out
 
 
 def extract_section_items(md: SkillMarkdown, pattern: re.Pattern[str]) -> list[str]:
@@ -200,6 +236,10 @@ def openclaw_meta(fm: dict[str, Any]) -> dict[str, Any]:
     for key in _OPENCLAW_KEYS:
         if isinstance(meta.get(key), dict):
             return meta[key]
+    # forks rename the key (e.g. 'dna'); any mapping that carries requires/os/install is it
+    for value in meta.values():
+        if isinstance(value, dict) and {"requires", "os", "install"} & set(value):
+            return value
     return {}
 
 

@@ -258,3 +258,41 @@ def test_all_executable_rules_pass_a_clean_skill():
     skill = make_skill()
     for rule in executable.RULES:
         assert rule(skill).outcome == Outcome.PASS, rule.__name__
+
+
+def test_os_passes_brew_as_a_fallback_next_to_apt():
+    skill = make_skill("""
+        ```bash
+        if command -v apt-get >/dev/null; then sudo apt-get install -y age
+        elif command -v brew >/dev/null; then brew install age
+        fi
+        ```
+        On macOS without apt: `brew install age`.
+    """)
+    assert_passes(executable.operating_system(skill), "executable.os")
+
+
+def test_os_flags_a_skill_that_says_it_is_macos_only():
+    skill = make_skill("This skill is macOS-only: it drives the Notes app through `memo`.")
+    assert_flagged(executable.operating_system(skill), "executable.os", skill, "This skill is macOS-only")
+
+
+def test_paid_service_flags_payment_credentials_in_requires_env():
+    skill = make_skill(front_extra="""
+        metadata:
+          openclaw:
+            requires:
+              env: [NEXUS_PAYMENT_PROOF]
+    """)
+    res = executable.paid_service(skill)
+    assert res.outcome == Outcome.FAIL and "NEXUS_PAYMENT_PROOF" in res.evidence
+
+
+def test_paid_service_flags_a_login_to_a_private_network_host():
+    skill = make_skill("Copy the firmware with `scp build/fw.bin root@192.168.7.100:/tmp/`.")
+    assert_flagged(executable.paid_service(skill), "executable.paid_service", skill, "root@192.168.7.100")
+
+
+def test_paid_service_passes_loopback_and_public_documentation_addresses():
+    skill = make_skill("Test with `ssh -p 2222 tester@127.0.0.1` and `curl http://203.0.113.5/` in the docs.")
+    assert_passes(executable.paid_service(skill), "executable.paid_service")

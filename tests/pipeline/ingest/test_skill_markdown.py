@@ -392,3 +392,49 @@ def test_command_bins_reads_inline_code_of_steps_only():
         Mention of `rsync` in prose.
     """)
     assert smd.command_bins(m, ["Run `git bisect start`.", "Then `/usr/bin/jq .`."]) == ["git", "jq"]
+
+
+def test_unquoted_colon_in_a_description_is_read_leniently():
+    fm, _, _ = smd.split_front_matter("---\nname: x\ndescription: Use when: the user asks for it\n---\nbody\n", WHERE)
+    assert fm == {"name": "x", "description": "Use when: the user asks for it"}
+
+
+def test_first_line_with_trailing_text_gets_a_precise_reason():
+    with pytest.raises(smd.SkillFormatError, match="first line must be exactly '---'"):
+        smd.split_front_matter("---（translated）\nname: x\n---（translated）\n", WHERE)
+
+
+def test_numbers_in_code_blocks_are_not_steps():
+    parsed = md("""
+        ---
+        name: demo
+        description: d
+        ---
+        # Demo
+        Example output:
+        ```
+        1. AWS Console (Production)
+        2. AWS IAM (Dev)
+        ```
+    """)
+    assert smd.extract_steps(parsed) == []
+
+
+def test_numbered_step_headings_under_quick_start_are_steps():
+    parsed = md("""
+        ---
+        name: demo
+        description: d
+        ---
+        ## Quick Start
+        ### 1. Set credentials
+        Export the token.
+        ### 2. List your zones
+        Call the API.
+    """)
+    assert smd.extract_steps(parsed) == ["Set credentials", "List your zones"]
+
+
+def test_renamed_openclaw_key_is_still_found():
+    assert smd.openclaw_meta({"metadata": {"dna": {"os": ["darwin"], "requires": {"bins": ["memo"]}}}}) == {
+        "os": ["darwin"], "requires": {"bins": ["memo"]}}
