@@ -87,16 +87,33 @@ def cmd_status(args) -> int:
 
 
 def ensure_demo(workspace: str | None) -> Workspace:
-    """The demo workspace: the bundled corpus, ingested once."""
+    """The demo workspace: the bundled corpus ingested, scenarios inferred offline, the
+    graph built and two sample batches drawn, so that every page has something to show.
+    Each part runs only when it is missing."""
+    from pipeline.graph.build import build_graph
+    from pipeline.graph.sample_run import sample
     from pipeline.ingest.run import ingest
+    from pipeline.scenarios.run import infer_offline
+    from workbench.store.graph import last_build
     ws = Workspace.open(workspace)
-    if workspace_status(ws.db)["skills"]["total"] == 0:
+    status = workspace_status(ws.db)
+    if status["skills"]["total"] == 0:
         err.print(f"Building the demo workspace in {ws.root} from {DEMO_CORPUS} …")
         progress, update = _progress("Ingesting demo corpus", err.is_terminal)
         with progress:
             report = ingest(ws, [DEMO_CORPUS], on_progress=update)
         err.print(f"{len(report.new)} skills ingested, {len(report.problems)} packages reported broken "
                   "(the corpus carries some on purpose).")
+    if status["scenarios"]["skills_with_scenarios"] == 0:
+        err.print("Inferring scenarios with the offline provider …")
+        infer_offline(ws)
+    if last_build(ws.db) is None:
+        err.print("Building the scenario graph (embeddings, dedup, bridges, map; about a minute the first time) …")
+        build_graph(ws)
+    if status["paths"]["total"] == 0:
+        for sampler in ("inverse-frequency", "random-walk"):
+            sample(ws, sampler, 200, seed=1)
+        err.print("Sampled 200 inverse-frequency and 200 random-walk paths.")
     return ws
 
 

@@ -56,3 +56,17 @@ def test_scenarios_infer_offline_then_llm(tmp_path):
         assert server.stats.chat_requests == 2
         again = cli("--workspace", ws, "scenarios", "infer", "--force", "--json", env=env)
         assert json.loads(again.stdout)["cache_hits"] == 2 and server.stats.chat_requests == 2
+
+
+def test_demo_populates_every_stage_once(tmp_path):
+    ws = str(tmp_path / "demo")
+    first = cli("--workspace", ws, "demo", timeout=600)
+    assert first.returncode == 0, first.stderr
+    status = json.loads(cli("--workspace", ws, "status", "--json").stdout)
+    assert status["skills"]["total"] >= 200
+    assert status["scenarios"]["skills_with_scenarios"] == status["skills"]["accepted"]
+    assert status["scenarios"]["clusters"] > 0 and status["bridges"]["verified"] > 0
+    assert status["paths"]["total"] == 400
+    again = cli("--workspace", ws, "demo")
+    assert again.returncode == 0 and again.stderr.strip() == ""  # nothing left to do, nothing redone
+    assert json.loads(cli("--workspace", ws, "status", "--json").stdout) == status
