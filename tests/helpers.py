@@ -1,6 +1,9 @@
 """Helpers shared by tests: write skill packages on the fly."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -18,3 +21,11 @@ def write_skill(root: Path, rel: str, *, name: str | None = None, description: s
     front = f"---\nname: {name}\ndescription: {description}\n{extra_front}---\n"
     (folder / "SKILL.md").write_text(front + textwrap.dedent(body), encoding="utf-8")
     return folder
+
+
+def cli(*args, env=None, timeout=180):
+    """Run `workbench` as a user would, without any LLM endpoint from the environment."""
+    clean = {k: v for k, v in os.environ.items()
+             if not k.startswith("WORKBENCH_LLM") and k not in ("OPENAI_API_KEY", "WORKBENCH_HOME")}
+    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
+                          env={**clean, **(env or {})}, timeout=timeout)

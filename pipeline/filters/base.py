@@ -37,3 +37,9 @@ def from_hits(rule: str, outcome: Outcome, what: str, hits: list[tuple[int, str]
 
 def compile_all(*patterns: str) -> list[re.Pattern[str]]:
     return [re.compile(p, re.I) for p in patterns]
+
+
+def scan(rule: str, text: str, patterns: list[re.Pattern[str]], found: str, clean: str) -> RuleResult:
+    """The common rule: fail with the matching lines as evidence, else pass saying why."""
+    hits = find_lines(text, patterns)
+    return from_hits(rule, Outcome.FAIL, found, hits) if hits else passed(rule, clean)

@@ -6,7 +6,7 @@ import re
 
 from pipeline.binaries import KNOWN_BINS
 from pipeline.ingest.skill_markdown import openclaw_meta
-from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed
+from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed, scan
 from workbench.models import Outcome, ParsedSkill
 
 _GUI_STRONG = compile_all(
@@ -57,10 +57,7 @@ _LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
 
 def gui(skill: ParsedSkill) -> RuleResult:
     text = "\n".join(ln for ln in skill.raw_text.splitlines() if not _GUI_NEGATED.search(ln))
-    hits = find_lines(text, _GUI_STRONG)
-    if hits:
-        return from_hits("executable.gui", Outcome.FAIL, "needs a graphical desktop", hits)
-    return passed("executable.gui", "no step needs a graphical desktop")
+    return scan("executable.gui", text, _GUI_STRONG, "needs a graphical desktop", "no step needs a graphical desktop")
 
 
 def paid_service(skill: ParsedSkill) -> RuleResult:

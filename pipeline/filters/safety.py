@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed
+from pipeline.filters.base import RuleResult, compile_all, from_hits, passed, scan
 from workbench.models import Outcome, ParsedSkill
 
 _DESTRUCTIVE = compile_all(
@@ -76,10 +76,8 @@ _JAILBREAK = compile_all(
 
 
 def destructive(skill: ParsedSkill) -> RuleResult:
-    hits = find_lines(skill.raw_text, _DESTRUCTIVE)
-    if hits:
-        return from_hits("safety.destructive", Outcome.FAIL, "wipes a system or data irrecoverably", hits)
-    return passed("safety.destructive", "no command that wipes the system, a disk or the home folder")
+    return scan("safety.destructive", skill.raw_text, _DESTRUCTIVE, "wipes a system or data irrecoverably",
+                "no command that wipes the system, a disk or the home folder")
 
 
 def _sends_off_machine(line: str) -> bool:
@@ -114,27 +112,20 @@ def exfiltration(skill: ParsedSkill) -> RuleResult:
 
 
 def prompt_injection(skill: ParsedSkill) -> RuleResult:
-    hits = find_lines(skill.raw_text, _INJECTION)
-    if hits:
-        return from_hits("safety.prompt_injection", Outcome.FAIL,
-                         "text aimed at the agent that overrides its instructions or hides actions", hits)
-    return passed("safety.prompt_injection", "no instruction aimed at the agent reading the skill")
+    return scan("safety.prompt_injection", skill.raw_text, _INJECTION,
+                "text aimed at the agent that overrides its instructions or hides actions",
+                "no instruction aimed at the agent reading the skill")
 
 
 def remote_code(skill: ParsedSkill) -> RuleResult:
     """Code fetched from the network and run unseen: the pattern of skill-registry malware."""
-    hits = find_lines(skill.raw_text, _REMOTE_CODE)
-    if hits:
-        return from_hits("safety.remote_code", Outcome.FAIL,
-                         "downloads code and runs it without it being part of the skill", hits)
-    return passed("safety.remote_code", "runs no code fetched from the network")
+    return scan("safety.remote_code", skill.raw_text, _REMOTE_CODE,
+                "downloads code and runs it without it being part of the skill",
+                "runs no code fetched from the network")
 
 
 def jailbreak(skill: ParsedSkill) -> RuleResult:
-    hits = find_lines(skill.raw_text, _JAILBREAK)
-    if hits:
-        return from_hits("safety.jailbreak", Outcome.FAIL, "jailbreak text", hits)
-    return passed("safety.jailbreak", "no jailbreak text")
+    return scan("safety.jailbreak", skill.raw_text, _JAILBREAK, "jailbreak text", "no jailbreak text")
 
 
 RULES = (destructive, exfiltration, prompt_injection, remote_code, jailbreak)

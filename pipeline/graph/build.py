@@ -87,10 +87,9 @@ def build_graph(ws: Workspace, opts: BuildOptions | None = None, *, llm: LLMClie
     embedder = get_embedder(opts.embedder, **_embedder_kwargs(ws, opts.embedder))
     cache = EmbeddingCache(ws.cache_dir / "embeddings.sqlite")
     texts = rows["text"].tolist()
-    before = cache.count(embedder.model_id) if hasattr(cache, "count") else None
+    before = cache.count(embedder.model_id)
     vectors = embed_cached(embedder, texts, cache, on_progress=lambda d, t: say("embedding", d, t))
-    if before is not None:
-        report.embedded = cache.count(embedder.model_id) - before
+    report.embedded = cache.count(embedder.model_id) - before
     report.timings["embed_s"] = time.perf_counter() - t0
 
     edits = store.active_edits(ws.db)

@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
-from tests.helpers import write_skill
+from tests.helpers import cli, write_skill
 from workbench.llm.replay_server import ReplayServer
 
 STATUS_SHAPE = {"skills": {"total", "accepted", "rejected", "pending"},
@@ -14,12 +11,6 @@ STATUS_SHAPE = {"skills": {"total", "accepted", "rejected", "pending"},
                 "bridges": {"candidates", "verified"}, "paths": {"total"}, "tasks": {"total", "accepted"},
                 "rollouts": {"total"}, "llm": {"calls", "cache_hits", "cost_usd"}}
 
-
-def cli(*args, env=None, timeout=180):
-    clean = {k: v for k, v in os.environ.items()
-             if not k.startswith("WORKBENCH_LLM") and k not in ("OPENAI_API_KEY", "WORKBENCH_HOME")}
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
-                          env={**clean, **(env or {})}, timeout=timeout)
 
 
 def test_status_json_has_the_design_shape_and_follows_workbench_home(tmp_path):

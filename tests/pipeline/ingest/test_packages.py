@@ -3,10 +3,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
-from tests.helpers import write_skill
+from tests.helpers import cli, write_skill
 from pipeline.ingest.run import ingest
 from workbench.store import skills as skill_store
 
@@ -79,28 +77,24 @@ def test_missing_required_field_names_the_field(workspace, tmp_path):
     assert report.problems[0].reason == "front matter lacks required field 'description'"
 
 
-def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=120)
-
 
 def test_cli_exit_code_nonzero_only_when_nothing_ingested(tmp_path):
     corpus = _broken_corpus(tmp_path)
     ws = str(tmp_path / "ws")
-    ok = _cli("--workspace", ws, "ingest", str(corpus), "--json")
+    ok = cli("--workspace", ws, "ingest", str(corpus), "--json")
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
     assert data["new"] == 2 and data["errors"] == len(EXPECTED)
-    again = _cli("--workspace", ws, "ingest", str(corpus))
+    again = cli("--workspace", ws, "ingest", str(corpus))
     assert again.returncode == 0  # unchanged skills still count as ingested
     assert "unchanged" in again.stdout
     only_bad = tmp_path / "only-bad"
     (only_bad / "x").mkdir(parents=True)
     (only_bad / "x" / "SKILL.md").write_text("no front matter here")
-    bad = _cli("--workspace", ws, "ingest", str(only_bad))
+    bad = cli("--workspace", ws, "ingest", str(only_bad))
     assert bad.returncode == 1
     assert "no YAML front matter" in bad.stdout.replace("\n", " ") or "front matter" in bad.stdout
-    missing = _cli("--workspace", ws, "ingest", str(tmp_path / "does-not-exist"))
+    missing = cli("--workspace", ws, "ingest", str(tmp_path / "does-not-exist"))
     assert missing.returncode == 1 and "does not exist" in missing.stdout
 
 
