@@ -29,3 +29,37 @@ def cli(*args, env=None, timeout=180):
              if not k.startswith("WORKBENCH_LLM") and k not in ("OPENAI_API_KEY", "WORKBENCH_HOME")}
     return subprocess.run([sys.executable, "-m", "workbench.cli", *args], capture_output=True, text=True,
                           env={**clean, **(env or {})}, timeout=timeout)
+
+
+SUM_TEST_SH = """#!/bin/bash
+mkdir -p /logs/verifier
+cd /app
+python3 -m pytest -q -p no:cacheprovider --junitxml=/logs/verifier/junit.xml -rA /tests/test_outputs.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit 0
+"""
+SUM_SENTENCE = "Write the sum of the numbers in /app/numbers.txt to /app/sum.txt."
+
+
+def sum_bundle(solve: str = "python3 -c \"print(sum(int(x) for x in open('/app/numbers.txt')))\" > /app/sum.txt",
+               *, numbers: str = "1\n2\n3\n", dockerfile_extra: str = "", agent_timeout: float = 30,
+               verifier_timeout: float = 30, name: str = "workbench/sum-numbers", extra_files: dict | None = None):
+    """A small, valid task bundle (sum of numbers) whose solution can be swapped for a hostile one."""
+    from workbench.sandbox.base_image import base_image_name
+    from workbench.sandbox.bundle import TaskBundle
+    from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
+    expected = sum(int(x) for x in numbers.split())
+    files = {
+        "instruction.md": f"# Sum the numbers\n\n1. {SUM_SENTENCE}\n",
+        "task.toml": render(TaskToml(name=name, metadata=TaskMetadata(category="text-processing"),
+                                     agent_timeout_sec=agent_timeout, verifier_timeout_sec=verifier_timeout)),
+        "environment/Dockerfile": f"FROM {base_image_name()}\nSTOPSIGNAL SIGKILL\nWORKDIR /app\nCOPY app/ /app/\n"
+                                  + dockerfile_extra,
+        "environment/app/numbers.txt": numbers,
+        "solution/solve.sh": "#!/bin/bash\nset -e\n" + solve + "\n",
+        "tests/test.sh": SUM_TEST_SH,
+        "tests/test_outputs.py": (f'def test_sum():\n    """{SUM_SENTENCE}"""\n'
+                                  f'    assert open("/app/sum.txt").read().strip() == "{expected}"\n'),
+    }
+    files.update(extra_files or {})
+    return TaskBundle(files)

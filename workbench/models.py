@@ -109,3 +109,29 @@ class ScenarioPair(BaseModel):
 
     pre: Scenario
     post: Scenario
+
+
+class CheckResult(BaseModel):
+    """One verification check of one task, with its log (capped) and structured details."""
+    name: str                       # build | noop | oracle | rubric | decontam
+    passed: bool
+    reason: str = ""
+    seconds: float = 0.0
+    log: str = ""
+    details: dict = Field(default_factory=dict)
+
+
+class TaskRecord(BaseModel):
+    """A synthesized task as the store keeps it (the files live in `bundle_dir`)."""
+    task_id: str
+    name: str
+    path_id: str
+    category: str
+    difficulty: str
+    n_steps: int
+    recipes: list[str]
+    skill_ids: list[str]
+    scenario_ids: list[str]
+    provider: str = "offline"
+    bundle_dir: str
+    bundle_hash: str

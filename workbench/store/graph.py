@@ -203,3 +203,9 @@ def coverage_cells(db: Database, batch_id: str) -> pd.DataFrame:
                JOIN skills k ON k.id = s.skill_id
                LEFT JOIN clusters c ON c.anchor = s.src_anchor
                WHERE p.batch_id = ? GROUP BY 1, 2""", [batch_id]).df()
+
+
+def batch_path_ids(db: Database, batch_id: str) -> list[str]:
+    with db.read() as con:
+        return [r[0] for r in con.execute("SELECT path_id FROM paths WHERE batch_id = ? ORDER BY idx",
+                                          [batch_id]).fetchall()]

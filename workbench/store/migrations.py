@@ -244,6 +244,65 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        4,
+        "synthesis: runs, tasks, the tasks of each run, verification checks",
+        """
+        CREATE TABLE synth_runs (
+            run_id VARCHAR PRIMARY KEY,
+            sampler VARCHAR NOT NULL,
+            n_paths INTEGER NOT NULL,
+            seed BIGINT NOT NULL,
+            provider VARCHAR NOT NULL,          -- offline | llm
+            concurrency INTEGER NOT NULL,
+            batch_id VARCHAR,                   -- the sample batch its paths came from
+            status VARCHAR NOT NULL,            -- running | finished | cancelled | failed
+            pid INTEGER,
+            message VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP
+        );
+        CREATE TABLE tasks (
+            task_id VARCHAR PRIMARY KEY,        -- hash of (path steps, seed, synthesizer version)
+            name VARCHAR NOT NULL,              -- org/name as in task.toml
+            path_id VARCHAR NOT NULL,           -- the path it was first made from
+            category VARCHAR NOT NULL,
+            difficulty VARCHAR NOT NULL,
+            n_steps INTEGER NOT NULL,
+            recipes VARCHAR[] NOT NULL,
+            skill_ids VARCHAR[] NOT NULL,
+            scenario_ids VARCHAR[] NOT NULL,
+            provider VARCHAR NOT NULL,
+            bundle_dir VARCHAR NOT NULL,        -- relative to the workspace
+            bundle_hash VARCHAR NOT NULL,
+            image VARCHAR,
+            verdict VARCHAR NOT NULL,           -- pending | accepted | rejected
+            failed_check VARCHAR,
+            reason VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            verified_at TIMESTAMP
+        );
+        CREATE TABLE run_tasks (
+            run_id VARCHAR NOT NULL,
+            path_id VARCHAR NOT NULL,
+            task_id VARCHAR,                    -- NULL when synthesis itself failed
+            stage VARCHAR NOT NULL,             -- sampled | synthesized | verified | failed
+            error VARCHAR,
+            PRIMARY KEY (run_id, path_id)
+        );
+        CREATE TABLE task_checks (
+            task_id VARCHAR NOT NULL,
+            check_name VARCHAR NOT NULL,        -- build | noop | oracle | rubric | decontam
+            passed BOOLEAN NOT NULL,
+            reason VARCHAR NOT NULL,
+            seconds DOUBLE NOT NULL,
+            log VARCHAR NOT NULL,
+            details JSON NOT NULL,              -- e.g. per-test outcomes
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (task_id, check_name)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -40,6 +40,10 @@ def workspace_status(db: Database) -> dict:
                                     ).fetchone()
             status["bridges"] = {"candidates": int(cand), "verified": int(ver)}
             status["paths"]["total"] = int(con.execute("SELECT count(*) FROM paths").fetchone()[0])
+        if _table_exists(con, "tasks"):
+            total, accepted = con.execute(
+                "SELECT count(*), count(*) FILTER (WHERE verdict = 'accepted') FROM tasks").fetchone()
+            status["tasks"] = {"total": int(total), "accepted": int(accepted)}
         if _table_exists(con, "llm_calls"):
             calls, hits, cost = con.execute(
                 "SELECT count(*), count(*) FILTER (WHERE cache_hit), coalesce(sum(cost_usd), 0) FROM llm_calls"

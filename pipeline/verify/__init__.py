@@ -1,0 +1,1 @@
+"""Verification of task bundles: build, no-op, oracle, static rubric, decontamination."""

@@ -1,0 +1,46 @@
+from pipeline.verify.rubric import check_rubric, instruction_sentences
+from tests.helpers import SUM_SENTENCE, sum_bundle
+
+
+def test_a_clean_bundle_passes_and_maps_each_test():
+    r = check_rubric(sum_bundle())
+    assert r.passed, r.log
+    assert r.details["mapped"] == [{"test": "test_sum", "sentence": SUM_SENTENCE}]
+
+
+def test_unmapped_test_and_unmentioned_path_are_named():
+    b = sum_bundle(extra_files={"tests/test_outputs.py": (
+        'def test_sum():\n    """Check the secret convention."""\n'
+        '    assert open("/app/hidden/result.txt").read()\n')})
+    r = check_rubric(b)
+    assert not r.passed
+    assert any("test_sum: docstring 'Check the secret convention.' is not a sentence" in p for p in r.details["problems"])
+    assert any("reads /app/hidden/result.txt, which instruction.md never mentions" in p for p in r.details["problems"])
+
+
+def test_solution_leak_into_instruction_is_caught():
+    solve = "awk '{ total += $1 } END { print total }' /app/numbers.txt > /app/sum.txt"
+    b = sum_bundle(solve=solve)
+    b.files["instruction.md"] += f"\nHint: run `{solve}`.\n".encode()
+    r = check_rubric(b)
+    assert not r.passed and "gives away the solution" in r.reason
+
+
+def test_test_files_inside_the_environment_are_caught():
+    b = sum_bundle()
+    b.files["environment/app/test_outputs.py"] = b.files["tests/test_outputs.py"]
+    b.files["environment/Dockerfile"] += b"COPY solution/ /opt/\n"
+    problems = check_rubric(b).details["problems"]
+    assert any("environment/app/test_outputs.py: has the name of a solution or test file" in p for p in problems)
+    assert any("copies solution/ or tests/" in p for p in problems)
+
+
+def test_sentences_strip_list_markers_and_markdown():
+    s = instruction_sentences("1. Write **the** total to `/app/x`. Then stop!\n- Keep it short.")
+    assert "write the total to /app/x" in s and "then stop!" in s and "keep it short" in s
+
+
+def test_broken_python_is_reported():
+    b = sum_bundle(extra_files={"tests/test_outputs.py": "def test_x(:\n"})
+    r = check_rubric(b)
+    assert not r.passed and "tests/test_outputs.py: not valid Python" in r.reason

@@ -1,0 +1,100 @@
+"""The sandbox on a real Docker engine: limits hold, output is capped, containers go away."""
+import threading
+import time
+
+import pytest
+
+from workbench.sandbox.base_image import base_image_name
+from workbench.sandbox.engine import LABEL, Engine, Limits
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture(scope="module")
+def engine():
+    e = Engine()
+    yield e
+    assert e.client.containers.list(all=True, filters={"label": LABEL}) == [] or e.sweep_stale() >= 0
+
+
+def _live(engine):
+    return engine.client.containers.list(all=True, filters={"label": LABEL})
+
+
+def test_no_network_limits_and_cleanup(engine):
+    with engine.container(base_image_name(), Limits(memory_mb=256, pids=64)) as box:
+        cid = box.container.id
+        net = box.run("cat /sys/class/net/*/operstate | wc -l; ls /sys/class/net", 20)
+        assert net.ok and "eth0" not in net.output           # only loopback: no network
+        mem = box.run("cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 20)
+        assert str(256 * 1024 * 1024) in mem.output
+        pids = box.run("for i in $(seq 200); do sleep 5 & done 2>&1; wait", 30)
+        assert "Resource temporarily unavailable" in pids.output or "retry" in pids.output
+    assert all(c.id != cid for c in _live(engine))
+
+
+def test_timeout_and_output_cap_are_reported(engine):
+    with engine.container(base_image_name(), Limits(output_bytes=64 * 1024)) as box:
+        t0 = time.monotonic()
+        slow = box.run("sleep 600", 2)
+        assert slow.timed_out and not slow.ok and time.monotonic() - t0 < 15
+        assert "ran past its 2 s limit" in slow.reason("solve.sh", 2, 64 * 1024)
+    with engine.container(base_image_name(), Limits(output_bytes=64 * 1024)) as box:
+        t0 = time.monotonic()
+        loud = box.run("yes 0123456789 | head -c 1000000000", 60)
+        assert loud.output_capped and len(loud.output) <= 64 * 1024 and time.monotonic() - t0 < 10
+        assert "more than 64 KiB" in loud.reason("solve.sh", 60, 64 * 1024)
+    assert _live(engine) == []
+
+
+def test_container_removed_on_exception_and_files_copied(engine):
+    with pytest.raises(RuntimeError):
+        with engine.container(base_image_name()) as box:
+            box.put({"a/b.txt": b"hello", "run.sh": b"echo hi"}, "/work")
+            res = box.run("cat /work/a/b.txt; ls -l /work/run.sh", 10)
+            assert res.output.startswith("hello") and "rwxr-xr-x" in res.output
+            assert box.read_files("/work/a") == {"a/b.txt": b"hello"}
+            raise RuntimeError("boom")
+    assert _live(engine) == []
+
+
+def test_kill_all_stops_running_work(engine):
+    result = {}
+
+    def work():
+        with engine.container(base_image_name()) as box:
+            result["r"] = box.run("sleep 600", 300)
+    t = threading.Thread(target=work)
+    t.start()
+    for _ in range(100):
+        if engine._live:
+            break
+        time.sleep(0.1)
+    time.sleep(0.5)
+    assert engine.kill_all() == 1
+    t.join(30)
+    assert not t.is_alive() and not result["r"].ok
+    assert _live(engine) == []
+
+
+def test_build_once_per_content_and_failed_build_leaves_no_dangling_image(engine):
+    ctx = {"Dockerfile": f"FROM {base_image_name()}\nCOPY x.txt /x.txt\n".encode(), "x.txt": b"same"}
+    first = engine.build(ctx, "test-" + "a" * 30)
+    again = engine.build(ctx, "test-" + "a" * 30)
+    assert first.ok and not first.cached and again.cached and again.image == first.image
+    engine.remove_image(first.image)
+    dangling_before = {i.id for i in engine.client.images.list(filters={"dangling": True})}
+    bad = engine.build({"Dockerfile": f"FROM {base_image_name()}\nRUN echo step > /s\nRUN exit 3\n".encode()},
+                       "test-" + "b" * 30)
+    assert not bad.ok and "returned a non-zero code: 3" in bad.reason
+    assert not engine.image_exists("workbench/env:test-" + "b" * 15)
+    dangling_after = {i.id for i in engine.client.images.list(filters={"dangling": True})}
+    assert dangling_after <= dangling_before
+    assert _live(engine) == [] and engine.client.containers.list(all=True, filters={"status": "exited"}) == []
+
+
+def test_sweep_removes_containers_of_dead_owners(engine):
+    c = engine.client.containers.create(base_image_name(), ["sleep", "5"],
+                                        labels={LABEL: "1", "workbench.owner": "somehost:999999"})
+    assert engine.sweep_stale() >= 1
+    assert c.id not in {x.id for x in _live(engine)}

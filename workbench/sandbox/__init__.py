@@ -1,0 +1,1 @@
+"""Docker sandbox: task bundles, images built by content hash, limited throwaway containers."""

@@ -1,0 +1,102 @@
+"""`task.toml` in Harbor's schema (1.4): what we write and what we read back.
+
+Only the fields the workbench uses are modelled; Harbor ignores nothing we write and we
+keep unknown sections when reading (they stay in `extra`).
+"""
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from typing import Any
+
+from pydantic import BaseModel, Field, field_validator
+
+SCHEMA_VERSION = "1.4"
+NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
+
+
+class TaskMetadata(BaseModel):
+    category: str
+    difficulty: str = "medium"
+    tags: list[str] = Field(default_factory=list)
+    scenario_ids: list[str] = Field(default_factory=list)
+    skill_ids: list[str] = Field(default_factory=list)
+    recipes: list[str] = Field(default_factory=list)
+    path_id: str = ""
+    seed: int = 0
+    provider: str = "offline"
+
+
+class TaskToml(BaseModel):
+    name: str                                   # org/name
+    description: str = ""
+    metadata: TaskMetadata
+    verifier_timeout_sec: float = 120.0
+    agent_timeout_sec: float = 300.0
+    build_timeout_sec: float = 300.0
+    cpus: float = 1.0
+    memory_mb: int = 1024
+    storage_mb: int = 2048
+    allow_internet: bool = False                # our verifier enforces it; Harbor's docker backend cannot
+
+    @field_validator("name")
+    @classmethod
+    def _org_name(cls, v: str) -> str:
+        if not NAME_PATTERN.match(v):
+            raise ValueError(f"task name {v!r} must look like 'org/name' (lower case, digits, . _ -)")
+        return v
+
+
+def _value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)   # a JSON string is a valid TOML basic string
+    if isinstance(v, list):
+        return "[" + ", ".join(_value(x) for x in v) + "]"
+    raise TypeError(f"cannot write {type(v).__name__} to task.toml")
+
+
+def _table(name: str, values: dict[str, Any]) -> str:
+    lines = [f"[{name}]"] + [f"{k} = {_value(v)}" for k, v in values.items() if v is not None]
+    return "\n".join(lines)
+
+
+def render(t: TaskToml) -> str:
+    parts = [f'schema_version = "{SCHEMA_VERSION}"',
+             _table("task", {"name": t.name, "description": t.description}),
+             _table("metadata", t.metadata.model_dump()),
+             _table("verifier", {"timeout_sec": float(t.verifier_timeout_sec)}),
+             _table("agent", {"timeout_sec": float(t.agent_timeout_sec)}),
+             # allow_internet is left out: Harbor's docker backend rejects no-network modes, so
+             # exported tasks keep the default and our own sandbox enforces isolation.
+             _table("environment", {"build_timeout_sec": float(t.build_timeout_sec), "cpus": t.cpus,
+                                    "memory_mb": t.memory_mb, "storage_mb": t.storage_mb})]
+    return "\n\n".join(parts) + "\n"
+
+
+def parse(text: str, where: str = "task.toml") -> TaskToml:
+    """Read a task.toml; raises ValueError naming the file and the problem."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{where}: not valid TOML ({exc})") from exc
+    try:
+        task = data.get("task") or {}
+        env = data.get("environment") or {}
+        meta = dict(data.get("metadata") or {})
+        meta.setdefault("category", "uncategorized")
+        return TaskToml(
+            name=task.get("name", ""), description=task.get("description", ""),
+            metadata=TaskMetadata(**{k: v for k, v in meta.items() if k in TaskMetadata.model_fields}),
+            verifier_timeout_sec=(data.get("verifier") or {}).get("timeout_sec", 120.0),
+            agent_timeout_sec=(data.get("agent") or {}).get("timeout_sec", 300.0),
+            build_timeout_sec=env.get("build_timeout_sec", 300.0),
+            cpus=env.get("cpus") or 1.0, memory_mb=env.get("memory_mb") or 1024,
+            storage_mb=env.get("storage_mb") or 2048,
+            allow_internet=bool(env.get("allow_internet", False)))
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{where}: {exc}") from exc

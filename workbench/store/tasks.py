@@ -1,0 +1,207 @@
+"""Synthesis runs, tasks, the tasks of each run and their verification checks in the store.
+
+Batches commit one short transaction per finished task, so the dashboard stays readable
+and a killed batch loses at most the task it was working on.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pandas as pd
+
+from workbench.models import CheckResult, TaskRecord
+from workbench.store.connection import Database
+
+FUNNEL = ("sampled", "synthesized", "built", "noop", "oracle", "rubric", "accepted")
+FUNNEL_LABELS = {"sampled": "sampled", "synthesized": "synthesized", "built": "built",
+                 "noop": "no-op ok", "oracle": "oracle ok", "rubric": "rubric ok", "accepted": "accepted"}
+LOG_CAP = 64 * 1024
+
+
+# ---------------------------------------------------------------- runs
+def create_run(db: Database, run_id: str, sampler: str, n_paths: int, seed: int, provider: str,
+               concurrency: int, pid: int | None) -> None:
+    with db.write() as con:
+        con.execute("INSERT INTO synth_runs VALUES (?, ?, ?, ?, ?, ?, NULL, 'running', ?, NULL, ?, NULL)",
+                    [run_id, sampler, n_paths, seed, provider, concurrency, pid, datetime.now()])
+
+
+def attach_paths(db: Database, run_id: str, batch_id: str, path_ids: list[str]) -> None:
+    with db.write() as con:
+        con.execute("UPDATE synth_runs SET batch_id = ? WHERE run_id = ?", [batch_id, run_id])
+        con.executemany("INSERT OR IGNORE INTO run_tasks VALUES (?, ?, NULL, 'sampled', NULL)",
+                        [[run_id, p] for p in path_ids])
+
+
+def set_run_status(db: Database, run_id: str, status: str, message: str | None = None,
+                   pid: int | None = None) -> None:
+    finished = datetime.now() if status != "running" else None
+    with db.write() as con:
+        con.execute("UPDATE synth_runs SET status = ?, message = coalesce(?, message), finished_at = ?, "
+                    "pid = coalesce(?, pid) WHERE run_id = ?", [status, message, finished, pid, run_id])
+
+
+def get_run(db: Database, run_id: str) -> dict | None:
+    with db.read() as con:
+        df = con.execute("SELECT * FROM synth_runs WHERE run_id = ?", [run_id]).df()
+    return None if df.empty else df.iloc[0].to_dict()
+
+
+def runs(db: Database) -> pd.DataFrame:
+    with db.read() as con:
+        return con.execute("SELECT * FROM synth_runs ORDER BY created_at DESC").df()
+
+
+def unfinished_paths(db: Database, run_id: str) -> pd.DataFrame:
+    """Paths of a run with no final outcome yet, with their steps in order."""
+    with db.read() as con:
+        return con.execute(
+            """SELECT rt.path_id, ps.step, ps.src_anchor, ps.skill_id, ps.dst_anchor
+               FROM run_tasks rt JOIN path_steps ps USING (path_id)
+               WHERE rt.run_id = ? AND rt.stage NOT IN ('verified', 'failed')
+               ORDER BY rt.path_id, ps.step""", [run_id]).df()
+
+
+def set_path_stage(db: Database, run_id: str, path_id: str, stage: str, task_id: str | None = None,
+                   error: str | None = None) -> None:
+    with db.write() as con:
+        con.execute("UPDATE run_tasks SET stage = ?, task_id = coalesce(?, task_id), error = ? "
+                    "WHERE run_id = ? AND path_id = ?", [stage, task_id, error, run_id, path_id])
+
+
+# ---------------------------------------------------------------- tasks
+def task_verdict(db: Database, task_id: str) -> str | None:
+    with db.read() as con:
+        row = con.execute("SELECT verdict FROM tasks WHERE task_id = ?", [task_id]).fetchone()
+    return row[0] if row else None
+
+
+def save_task(db: Database, rec: TaskRecord) -> None:
+    """Record a freshly synthesized task (pending) and forget any older checks of it."""
+    with db.write() as con:
+        con.execute("DELETE FROM task_checks WHERE task_id = ?", [rec.task_id])
+        con.execute("DELETE FROM tasks WHERE task_id = ?", [rec.task_id])
+        con.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'pending', NULL, NULL, ?, NULL)",
+                    [rec.task_id, rec.name, rec.path_id, rec.category, rec.difficulty, rec.n_steps, rec.recipes,
+                     rec.skill_ids, rec.scenario_ids, rec.provider, rec.bundle_dir, rec.bundle_hash, datetime.now()])
+
+
+def save_verification(db: Database, task_id: str, checks: list[CheckResult], image: str | None,
+                      run_id: str | None = None, path_id: str | None = None) -> str:
+    """Store every check and the verdict in one transaction; returns the verdict."""
+    failed = next((c for c in checks if not c.passed), None)
+    verdict = "accepted" if failed is None and checks else "rejected"
+    now = datetime.now()
+    rows = [[task_id, c.name, c.passed, c.reason[:2000], float(c.seconds), _cap(c.log),
+             json.dumps(c.details, default=str), now] for c in checks]
+    with db.write() as con:
+        con.execute("DELETE FROM task_checks WHERE task_id = ?", [task_id])
+        if rows:
+            con.executemany("INSERT INTO task_checks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        con.execute("UPDATE tasks SET verdict = ?, failed_check = ?, reason = ?, image = ?, verified_at = ? "
+                    "WHERE task_id = ?", [verdict, failed.name if failed else None,
+                                          failed.reason[:2000] if failed else None, image, now, task_id])
+        if run_id and path_id:
+            con.execute("UPDATE run_tasks SET stage = 'verified', task_id = ?, error = NULL "
+                        "WHERE run_id = ? AND path_id = ?", [task_id, run_id, path_id])
+    return verdict
+
+
+def _cap(log: str) -> str:
+    if len(log) <= LOG_CAP:
+        return log
+    half = LOG_CAP // 2
+    return log[:half] + f"\n… [{len(log) - LOG_CAP} characters cut] …\n" + log[-half:]
+
+
+def tasks_frame(db: Database) -> pd.DataFrame:
+    """Every task with its verdict and each check's outcome as a column (NULL = not run)."""
+    with db.read() as con:
+        return con.execute(
+            """SELECT t.*,
+                  max(CASE WHEN c.check_name = 'build' THEN c.passed END) AS build_ok,
+                  max(CASE WHEN c.check_name = 'noop' THEN c.passed END) AS noop_ok,
+                  max(CASE WHEN c.check_name = 'oracle' THEN c.passed END) AS oracle_ok,
+                  max(CASE WHEN c.check_name = 'rubric' THEN c.passed END) AS rubric_ok,
+                  max(CASE WHEN c.check_name = 'decontam' THEN c.passed END) AS decontam_ok
+               FROM tasks t LEFT JOIN task_checks c USING (task_id)
+               GROUP BY ALL ORDER BY t.created_at DESC""").df()
+
+
+def checks_for(db: Database, task_id: str) -> pd.DataFrame:
+    with db.read() as con:
+        df = con.execute("SELECT check_name, passed, reason, seconds, log, details, created_at FROM task_checks "
+                         "WHERE task_id = ?", [task_id]).df()
+    order = {n: i for i, n in enumerate(("build", "noop", "oracle", "rubric", "decontam"))}
+    if not df.empty:
+        df["details"] = df["details"].map(lambda d: json.loads(d) if isinstance(d, str) else d)
+        df = df.sort_values("check_name", key=lambda s: s.map(lambda n: order.get(n, 99))).reset_index(drop=True)
+    return df
+
+
+def funnel_counts(db: Database, run_id: str | None = None) -> dict[str, int]:
+    """Counts along the yield funnel, for one run or for every run together."""
+    where = "WHERE rt.run_id = ?" if run_id else ""
+    params = [run_id] if run_id else []
+    with db.read() as con:
+        row = con.execute(
+            f"""WITH rt AS (SELECT DISTINCT rt.run_id, rt.path_id, rt.task_id FROM run_tasks rt {where}),
+                   chk AS (SELECT task_id,
+                                  bool_or(check_name = 'build' AND passed) AS built,
+                                  bool_or(check_name = 'noop' AND passed) AS noop,
+                                  bool_or(check_name = 'oracle' AND passed) AS oracle,
+                                  bool_or(check_name = 'rubric' AND passed) AS rubric
+                           FROM task_checks GROUP BY task_id)
+               SELECT count(*),
+                      count(rt.task_id),
+                      count(*) FILTER (WHERE chk.built),
+                      count(*) FILTER (WHERE chk.built AND chk.noop),
+                      count(*) FILTER (WHERE chk.built AND chk.noop AND chk.oracle),
+                      count(*) FILTER (WHERE chk.built AND chk.noop AND chk.oracle AND chk.rubric),
+                      count(*) FILTER (WHERE t.verdict = 'accepted')
+               FROM rt LEFT JOIN chk USING (task_id) LEFT JOIN tasks t USING (task_id)""", params).fetchone()
+    return dict(zip(FUNNEL, (int(v or 0) for v in row)))
+
+
+def stage_counts(db: Database, run_id: str) -> dict[str, int]:
+    """Paths of a run per stage (sampled / synthesized / verified / failed) for live progress."""
+    with db.read() as con:
+        rows = con.execute("SELECT stage, count(*) FROM run_tasks WHERE run_id = ? GROUP BY stage", [run_id]).fetchall()
+    out = {"sampled": 0, "synthesized": 0, "verified": 0, "failed": 0}
+    out.update({s: int(n) for s, n in rows})
+    return out
+
+
+def accepted_tasks(db: Database) -> pd.DataFrame:
+    with db.read() as con:
+        return con.execute("SELECT task_id, name, bundle_dir FROM tasks WHERE verdict = 'accepted' "
+                           "ORDER BY name").df()
+
+
+def path_steps_with_skills(db: Database, path_ids: list[str]) -> pd.DataFrame:
+    """Steps of the given paths with the skill facts the synthesizer needs, in order."""
+    if not path_ids:
+        return pd.DataFrame(columns=["path_id", "step", "src_anchor", "skill_id", "dst_anchor",
+                                     "name", "description", "category"])
+    with db.read() as con:
+        return con.execute(
+            """SELECT ps.path_id, ps.step, ps.src_anchor, ps.skill_id, ps.dst_anchor,
+                      coalesce(s.name, ps.skill_id) AS name, coalesce(s.description, '') AS description,
+                      coalesce(s.category, 'file-operations') AS category
+               FROM path_steps ps LEFT JOIN skills s ON s.id = ps.skill_id
+               WHERE ps.path_id IN (SELECT unnest(?::VARCHAR[]))
+               ORDER BY ps.path_id, ps.step""", [path_ids]).df()
+
+
+def latest_unfinished_run(db: Database) -> str | None:
+    with db.read() as con:
+        row = con.execute("SELECT run_id FROM synth_runs WHERE status <> 'finished' "
+                          "ORDER BY created_at DESC LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def run_path_ids(db: Database, run_id: str) -> list[str]:
+    with db.read() as con:
+        return [r[0] for r in con.execute("SELECT path_id FROM run_tasks WHERE run_id = ? AND stage NOT IN "
+                                          "('verified', 'failed') ORDER BY path_id", [run_id]).fetchall()]
