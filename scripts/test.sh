@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Install everything (system packages, Python packages) and run the whole test suite.
+# Install everything (system packages and services, Python packages, the local base image,
+# Harbor's own virtualenv) and run the whole test suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-system.sh
 scripts/setup-python.sh dev
+# The base image is tagged by its recipe's hash: an unchanged recipe is not built again.
+.venv/bin/workbench images bootstrap
+scripts/setup-harbor.sh
 exec .venv/bin/python -m pytest "$@"

@@ -55,3 +55,13 @@ def graph_workspace(graph_workspace_template, tmp_path) -> Workspace:
     dst = tmp_path / "graph-ws"
     shutil.copytree(graph_workspace_template, dst)
     return Workspace.open(dst)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_sandbox_container_outlives_the_suite():
+    """After the whole run, no container made by the sandbox may be left on the engine."""
+    yield
+    from workbench.sandbox.engine import LABEL, connect
+    client = connect()
+    left = client.containers.list(all=True, filters={"label": LABEL})
+    assert not left, f"sandbox containers left after the suite: {[c.name for c in left]}"

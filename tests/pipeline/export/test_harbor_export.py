@@ -1,0 +1,149 @@
+"""Export of accepted tasks to a Harbor dataset folder: layout, refusals, path safety."""
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pipeline.export.harbor import export_harbor, slug_of
+from workbench.models import CheckResult, TaskRecord
+from workbench.sandbox.base_image import base_image_name
+from workbench.sandbox.bundle import BundleError, TaskBundle, write_bundle
+from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
+from workbench.store import tasks as store
+
+TEST_SH = """#!/bin/bash
+mkdir -p /logs/verifier
+cd /app
+if python3 -m pytest -q -p no:cacheprovider /tests/test_outputs.py; then
+  echo 1 > /logs/verifier/reward.txt
+else
+  echo 0 > /logs/verifier/reward.txt
+fi
+"""
+
+
+def sum_task(name: str = "workbench/sum-numbers", numbers: str = "3\n4\n35\n", dockerfile_extra: str = "") -> TaskBundle:
+    """A small task: write the sum of the numbers in /app/numbers.txt to /app/sum.txt."""
+    expected = sum(int(x) for x in numbers.split())
+    return TaskBundle({
+        "instruction.md": "Write the sum of the numbers in /app/numbers.txt (one per line) to /app/sum.txt.\n",
+        "task.toml": render(TaskToml(name=name, description="sum some numbers",
+                                     metadata=TaskMetadata(category="text-processing"),
+                                     agent_timeout_sec=60, verifier_timeout_sec=60, build_timeout_sec=120)),
+        "environment/Dockerfile": f"FROM {base_image_name()}\nSTOPSIGNAL SIGKILL\nWORKDIR /app\nCOPY app/ /app/\n"
+                                  + dockerfile_extra,
+        "environment/app/numbers.txt": numbers,
+        "solution/solve.sh": "#!/bin/bash\nset -e\nawk '{s += $1} END {print s}' /app/numbers.txt > /app/sum.txt\n",
+        "tests/test.sh": TEST_SH,
+        "tests/test_outputs.py": ("from pathlib import Path\n\n\ndef test_sum():\n"
+                                  f"    assert Path('/app/sum.txt').read_text().strip() == '{expected}'\n"),
+    })
+
+
+def add_task(ws, task_id: str, bundle: TaskBundle, *, name: str, verdict: str = "accepted",
+             bundle_dir: str | None = None) -> Path:
+    """Write the bundle under the workspace and record it in the store with a verdict."""
+    rel = bundle_dir or f"tasks/{task_id}"
+    dest = write_bundle(bundle, ws.root / rel) if bundle_dir is None else ws.root / rel
+    store.save_task(ws.db, TaskRecord(task_id=task_id, name=name, path_id="p-" + task_id, category="text-processing",
+                                      difficulty="easy", n_steps=1, recipes=["sum"], skill_ids=[], scenario_ids=[],
+                                      bundle_dir=rel, bundle_hash=bundle.content_hash()))
+    if verdict != "pending":
+        checks = [CheckResult(name="build", passed=True), CheckResult(name="noop", passed=verdict == "accepted")]
+        assert store.save_verification(ws.db, task_id, checks, image=None) == verdict
+    return dest
+
+
+def test_export_writes_one_harbor_folder_per_accepted_task(workspace, tmp_path):
+    add_task(workspace, "t-a", sum_task("workbench/sum-a"), name="workbench/sum-a")
+    add_task(workspace, "t-b", sum_task("workbench/sum-b", "1\n2\n"), name="workbench/sum-b")
+    add_task(workspace, "t-r", sum_task("workbench/sum-r"), name="workbench/sum-r", verdict="rejected")
+    add_task(workspace, "t-p", sum_task("workbench/sum-p"), name="workbench/sum-p", verdict="pending")
+    out = tmp_path / "dataset"
+
+    report = export_harbor(workspace, out)
+
+    assert sorted(report.slugs) == ["sum-a", "sum-b"]
+    assert report.skipped == []
+    assert sorted(p.name for p in out.iterdir()) == ["sum-a", "sum-b"]   # no manifest: Harbor needs none
+    for slug in ("sum-a", "sum-b"):
+        folder = out / slug
+        files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+        assert files == ["environment/Dockerfile", "environment/app/numbers.txt", "instruction.md",
+                         "solution/solve.sh", "task.toml", "tests/test.sh", "tests/test_outputs.py"]
+        for script in ("solution/solve.sh", "tests/test.sh"):
+            assert (folder / script).stat().st_mode & stat.S_IXUSR
+        assert not (folder / "instruction.md").stat().st_mode & stat.S_IXUSR
+    assert (out / "sum-a" / "task.toml").read_text() == (workspace.root / "tasks/t-a/task.toml").read_text()
+    assert {e.task_id: e.path for e in report.exported}["t-b"] == (out / "sum-b").resolve()
+
+    # Exporting again replaces the folders in place.
+    again = export_harbor(workspace, out)
+    assert sorted(again.slugs) == ["sum-a", "sum-b"]
+    assert sorted(p.name for p in out.iterdir()) == ["sum-a", "sum-b"]
+
+
+def test_export_refuses_unknown_and_not_accepted_tasks(workspace, tmp_path):
+    add_task(workspace, "t-a", sum_task("workbench/sum-a"), name="workbench/sum-a")
+    add_task(workspace, "t-r", sum_task("workbench/sum-r"), name="workbench/sum-r", verdict="rejected")
+    add_task(workspace, "t-p", sum_task("workbench/sum-p"), name="workbench/sum-p", verdict="pending")
+    out = tmp_path / "out"
+
+    report = export_harbor(workspace, out, task_ids=["t-a", "t-r", "nope", "t-p", "t-a"])
+
+    assert report.slugs == ["sum-a"]
+    reasons = {s.task_id: s.reason for s in report.skipped}
+    assert reasons == {"t-r": "not accepted (verdict: rejected)", "nope": "unknown task",
+                       "t-p": "not accepted (verdict: pending)"}
+    assert sorted(p.name for p in out.iterdir()) == ["sum-a"]
+    assert "skipped 3" in report.summary()
+
+
+def test_export_path_safety(workspace, tmp_path):
+    outside = tmp_path / "elsewhere"
+    write_bundle(sum_task("workbench/sum-out"), outside / "sum-out")
+    # A store row whose bundle folder points outside the workspace.
+    add_task(workspace, "t-out", sum_task("workbench/sum-out"), name="workbench/sum-out",
+             bundle_dir="../elsewhere/sum-out")
+    # A bundle folder that contains a link.
+    linked = add_task(workspace, "t-link", sum_task("workbench/sum-link"), name="workbench/sum-link")
+    os.symlink("/etc/passwd", linked / "environment" / "app" / "passwd")
+    # task.toml and the store disagree on the name.
+    add_task(workspace, "t-mis", sum_task("workbench/other"), name="workbench/sum-mis")
+    # Two tasks that would share a folder.
+    add_task(workspace, "t-d1", sum_task("workbench/dup"), name="workbench/dup")
+    add_task(workspace, "t-d2", sum_task("workbench/dup", "5\n"), name="workbench/dup")
+    # The destination is a link to somewhere else: never written through.
+    add_task(workspace, "t-lnk", sum_task("workbench/sum-lnk"), name="workbench/sum-lnk")
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (out / "sum-lnk").symlink_to(victim, target_is_directory=True)
+
+    report = export_harbor(workspace, out)
+
+    reasons = {s.task_id: s.reason for s in report.skipped}
+    assert "outside the workspace" in reasons["t-out"]
+    assert "links are not allowed" in reasons["t-link"]
+    assert "store has 'workbench/sum-mis'" in reasons["t-mis"]
+    assert "already taken" in reasons["t-d2"]
+    assert "is a link" in reasons["t-lnk"]
+    assert report.slugs == ["dup"]
+    assert list(victim.iterdir()) == []
+    assert sorted(p.name for p in out.iterdir()) == ["dup", "sum-lnk"]
+    # Nothing was written anywhere but directly under `out`.
+    assert sorted(p.name for p in outside.iterdir()) == ["sum-out"]
+
+
+@pytest.mark.parametrize("name", ["org/../x", "org/", "org/.hidden", "org/a/b", "/"])
+def test_slug_of_refuses_unsafe_names(name):
+    with pytest.raises(BundleError):
+        slug_of(name)
+
+
+def test_slug_of_takes_the_part_after_the_slash():
+    assert slug_of("workbench/csv-sum-3f2a") == "csv-sum-3f2a"

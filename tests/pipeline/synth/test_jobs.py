@@ -1,0 +1,44 @@
+"""Batches launched the way the dashboard does: detached, cancellable, logged."""
+import time
+
+import pytest
+
+from pipeline.synth import jobs
+from workbench.sandbox.engine import LABEL, Engine
+from workbench.store import tasks as store
+
+pytestmark = pytest.mark.docker
+
+
+def _wait(pred, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.3)
+    return False
+
+
+def test_launch_then_cancel_stops_cleanly(graph_workspace):
+    ws = graph_workspace
+    run_id = jobs.launch(ws, jobs.SynthParams(n_paths=12, concurrency=1, seed=21))
+    run = store.get_run(ws.db, run_id)
+    assert run["status"] == "running" and jobs.is_alive(run["pid"])
+    assert _wait(lambda: store.stage_counts(ws.db, run_id)["verified"] >= 1, 240), jobs.log_tail(ws, run_id)
+    assert jobs.cancel(ws, run_id)
+    assert _wait(lambda: not jobs.is_alive(run["pid"]), 60)
+    final = store.get_run(ws.db, run_id)
+    assert final["status"] == "cancelled", (final, jobs.log_tail(ws, run_id))
+    counts = store.stage_counts(ws.db, run_id)
+    assert 1 <= counts["verified"] < 12          # kept what was finished, stopped before the end
+    assert "progress verified=" in jobs.log_tail(ws, run_id)
+    assert Engine().client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert not jobs.cancel(ws, run_id)            # nothing left to cancel
+
+
+def test_a_dead_process_is_reported_not_cancelled(workspace):
+    run_id = jobs.launch(workspace, jobs.SynthParams(n_paths=2))   # no graph: the process fails fast
+    pid = store.get_run(workspace.db, run_id)["pid"]
+    assert _wait(lambda: not jobs.is_alive(pid), 120)
+    run = store.get_run(workspace.db, run_id)
+    assert run["status"] == "failed" and "workbench graph build" in (run["message"] + jobs.log_tail(workspace, run_id))
