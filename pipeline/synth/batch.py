@@ -133,10 +133,19 @@ class SynthBatch:
 
     def run(self, work: dict[str, list[PathStep]]) -> SynthReport:
         t0 = time.monotonic()
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="synth") as pool:
+        pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="synth")
+        try:
             futures = [pool.submit(self.process, pid, steps) for pid, steps in work.items()]
             for f in futures:
                 f.result()
+        except BaseException:
+            # Ctrl-C or a crash: stop taking work, cut running checks short, drop the queue.
+            self.stop.set()
+            self.engine.kill_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        finally:
+            pool.shutdown(wait=True)
         self.report.seconds = time.monotonic() - t0
         return self.report
 

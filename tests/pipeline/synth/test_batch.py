@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import tomllib
 
 import pytest
@@ -78,7 +79,7 @@ def test_killed_cli_run_resumes_and_leaves_no_container(graph_workspace):
     proc.wait(30)
     run_id = store.runs(ws.db).iloc[0]["run_id"]
     assert store.get_run(ws.db, run_id)["status"] == "running"   # it never got to say otherwise
-    r = subprocess.run(cmd[:4] + ["--resume", "--no-progress"], capture_output=True, text=True, timeout=600,
+    r = subprocess.run(cmd[:6] + ["--resume", "--no-progress"], capture_output=True, text=True, timeout=600,
                        env={k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_LLM")})
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
     assert f"Run {run_id} finished" in r.stdout
@@ -91,3 +92,23 @@ def test_without_a_graph_the_error_says_what_to_do(workspace):
     with pytest.raises(ValueError, match="workbench graph build"):
         run_synth(workspace, n_paths=2)
     assert store.runs(workspace.db).iloc[0]["status"] == "failed"
+
+
+def test_ctrl_c_stops_at_once_and_keeps_finished_tasks(graph_workspace):
+    ws = graph_workspace
+    cmd = [sys.executable, "-m", "workbench.cli", "synth", "--workspace", str(ws.root), "--paths", "10",
+           "--seed", "13", "--concurrency", "2", "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for line in proc.stdout:
+        if line.startswith("progress verified=") and not line.startswith("progress verified=0"):
+            break
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    rest = proc.stdout.read()
+    assert proc.wait(60) == 130 and time.monotonic() - t0 < 30
+    assert "workbench synth --resume" in rest
+    run = store.runs(ws.db).iloc[0]
+    assert run["status"] == "cancelled"
+    counts = store.stage_counts(ws.db, run["run_id"])
+    assert 1 <= counts["verified"] < 10
+    assert Engine().client.containers.list(all=True, filters={"label": LABEL}) == []
