@@ -251,6 +251,9 @@ def cmd_synth(args) -> int:
         engine = Engine()
     except SandboxError as exc:
         err.print(f"[red]{exc}[/red]")
+        if args.run_id:   # launched from the dashboard: say why on the run itself
+            from workbench.store import tasks as task_store
+            task_store.set_run_status(ws.db, args.run_id, "failed", str(exc))
         return 1
 
     def on_term(signum, frame):  # cancel from the dashboard or `kill`: stop cleanly

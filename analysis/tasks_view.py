@@ -1,0 +1,381 @@
+"""Data shaping and figures for the Synthesis and Tasks pages.
+
+Filtering the tasks frame (``workbench.store.tasks.tasks_frame``), the yield funnel,
+per-check pass rates and the reasons tasks were rejected, per-test outcomes from a check's
+details, a bundle's file listing with a language for ``st.code``, and the live progress of
+a synthesis run. Pure functions of DataFrames and dicts: nothing here reads the store or
+imports Streamlit, so notebooks can use it too.
+"""
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import PurePosixPath
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from analysis.display import short
+
+FUNNEL = ("sampled", "synthesized", "built", "noop", "oracle", "rubric", "accepted")
+FUNNEL_LABELS = {"sampled": "sampled", "synthesized": "synthesized", "built": "built",
+                 "noop": "no-op ok", "oracle": "oracle ok", "rubric": "rubric ok", "accepted": "accepted"}
+CHECKS = ("build", "noop", "oracle", "rubric", "decontam")
+CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes", "rubric": "rubric",
+                "decontam": "decontamination"}
+VERDICTS = ("accepted", "rejected", "pending")
+VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828"}
+OUTCOME_ORDER = {"failed": 0, "error": 1, "passed": 2, "skipped": 3}
+STARTING_GRACE = timedelta(seconds=30)
+# pipeline.graph.sample_run.SAMPLERS, copied: importing it loads numba, which costs the
+# dashboard a second and, run from pages/, imports pages/coverage.py as numba's `coverage`.
+# tests/analysis/test_tasks_view.py keeps the two equal.
+SAMPLERS = ("inverse-frequency", "random-walk", "single-skill", "random-multi-skill")
+
+
+# --- the tasks table -------------------------------------------------------------------------
+
+def _as_list(value) -> list:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return []
+    return list(value)
+
+
+def with_skill_names(tasks: pd.DataFrame, skills: pd.DataFrame) -> pd.DataFrame:
+    """Add ``skill_names``: the names of each task's source skills, in path order (an id
+    whose skill is gone stays as its first 8 characters)."""
+    names = dict(zip(skills["id"], skills["name"])) if len(skills) else {}
+    out = tasks.copy()
+    out["skill_names"] = [[names.get(s, str(s)[:8]) for s in _as_list(ids)] for ids in tasks["skill_ids"]] \
+        if len(tasks) else pd.Series([], dtype=object)
+    return out
+
+
+def skill_options(tasks: pd.DataFrame, skills: pd.DataFrame) -> dict[str, str]:
+    """Source skill id → "name · n tasks" for every skill some task was made from, most used first."""
+    counts: dict[str, int] = {}
+    for ids in tasks["skill_ids"] if len(tasks) else []:
+        for s in dict.fromkeys(_as_list(ids)):
+            counts[s] = counts.get(s, 0) + 1
+    names = dict(zip(skills["id"], skills["name"])) if len(skills) else {}
+    ordered = sorted(counts, key=lambda s: (-counts[s], names.get(s, s)))
+    return {s: f"{names.get(s, s[:8])} · {counts[s]} task{'s' if counts[s] != 1 else ''}" for s in ordered}
+
+
+@dataclass(frozen=True)
+class TaskFilter:
+    verdicts: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    steps: tuple[int, int] | None = None      # inclusive range of path length (n_steps)
+    skill_ids: tuple[str, ...] = ()           # tasks made from any of these skills
+    query: str = ""                           # words in the name or the source skill names
+
+
+def filter_tasks(tasks: pd.DataFrame, f: TaskFilter) -> pd.DataFrame:
+    mask = pd.Series(True, index=tasks.index)
+    if f.verdicts:
+        mask &= tasks["verdict"].isin(f.verdicts)
+    if f.categories:
+        mask &= tasks["category"].isin(f.categories)
+    if f.steps is not None:
+        lo, hi = f.steps
+        mask &= tasks["n_steps"].between(lo, hi)
+    if f.skill_ids:
+        wanted = set(f.skill_ids)
+        mask &= tasks["skill_ids"].map(lambda ids: bool(wanted & set(_as_list(ids))))
+    if f.query.strip():
+        names = tasks["skill_names"].map(lambda n: " ".join(_as_list(n))) if "skill_names" in tasks else ""
+        hay = (tasks["name"].astype(str) + " " + names).str.lower()
+        for word in f.query.lower().split():
+            mask &= hay.str.contains(word, regex=False)
+    return tasks[mask]
+
+
+def steps_range(tasks: pd.DataFrame) -> tuple[int, int]:
+    if tasks.empty:
+        return 0, 0
+    return int(tasks["n_steps"].min()), int(tasks["n_steps"].max())
+
+
+def task_label(row: Mapping | pd.Series) -> str:
+    failed = f" at {row['failed_check']}" if row.get("failed_check") and pd.notna(row["failed_check"]) else ""
+    return f"{row['name']} · {row['verdict']}{failed} · {row['category']} · {int(row['n_steps'])} steps"
+
+
+def task_path(row: Mapping | pd.Series) -> pd.DataFrame:
+    """The path a task was made from, one row per step: its skill and the scenario it starts at."""
+    skills = _as_list(row.get("skill_names")) or _as_list(row.get("skill_ids"))
+    scenarios = _as_list(row.get("scenario_ids"))
+    starts = [scenarios[i] if i < len(scenarios) else "" for i in range(len(skills))]
+    return pd.DataFrame({"step": range(len(skills)), "skill": skills, "from scenario": starts})
+
+
+# --- yield ------------------------------------------------------------------------------------
+
+def yield_ratio(funnel: Mapping[str, int]) -> float:
+    """Accepted (verified) tasks per sampled path; 0 when nothing was sampled."""
+    return funnel.get("accepted", 0) / funnel["sampled"] if funnel.get("sampled") else 0.0
+
+
+def funnel_title(funnel: Mapping[str, int]) -> str:
+    return (f"{funnel.get('accepted', 0)} verified of {funnel.get('sampled', 0)} sampled "
+            f"({yield_ratio(funnel):.0%} yield)")
+
+
+def funnel_figure(funnel: Mapping[str, int]) -> go.Figure:
+    """sampled → synthesized → built → no-op ok → oracle ok → rubric ok → accepted."""
+    fig = go.Figure(go.Funnel(y=[FUNNEL_LABELS[k] for k in FUNNEL], x=[int(funnel.get(k, 0)) for k in FUNNEL],
+                              textinfo="value+percent initial", marker=dict(color="#4c78a8"),
+                              hovertemplate="%{y}: %{x} (%{percentInitial:.0%} of sampled)<extra></extra>"))
+    fig.update_layout(title=dict(text=funnel_title(funnel), x=0, font=dict(size=15)), height=360,
+                      margin=dict(l=0, r=0, t=40, b=0))
+    return fig
+
+
+def check_pass_rates(tasks: pd.DataFrame) -> pd.DataFrame:
+    """Per check: tasks it ran on, how many passed, and the pass rate (checks never run are left out)."""
+    rows = []
+    for name in CHECKS:
+        col = f"{name}_ok"
+        if col not in tasks:
+            continue
+        ran = tasks[col].dropna().astype(bool)
+        if len(ran):
+            rows.append({"check": name, "label": CHECK_LABELS[name], "ran": int(len(ran)),
+                         "passed": int(ran.sum()), "pass_rate": float(ran.mean())})
+    return pd.DataFrame(rows, columns=["check", "label", "ran", "passed", "pass_rate"])
+
+
+def pass_rate_figure(rates: pd.DataFrame) -> go.Figure:
+    fig = px.bar(rates, x="pass_rate", y="label", orientation="h", text=rates["passed"].astype(str) + "/"
+                 + rates["ran"].astype(str), color_discrete_sequence=["#4c78a8"])
+    fig.update_layout(height=max(200, 34 * len(rates) + 70), margin=dict(l=0, r=0, t=10, b=0), yaxis_title="",
+                      xaxis=dict(title="pass rate", tickformat=".0%", range=[0, 1.05]),
+                      yaxis=dict(autorange="reversed"))
+    return fig
+
+
+def failure_breakdown(tasks: pd.DataFrame) -> pd.DataFrame:
+    """Rejected tasks per failed check, in verification order, with the most common reason."""
+    rej = tasks[tasks["verdict"] == "rejected"] if len(tasks) else tasks
+    if rej.empty:
+        return pd.DataFrame(columns=["failed_check", "tasks", "share", "top_reason"])
+    rej = rej.assign(failed_check=rej["failed_check"].fillna("(none recorded)"), reason=rej["reason"].fillna(""))
+    out = rej.groupby("failed_check").agg(tasks=("task_id", "size"),
+                                          top_reason=("reason", lambda r: r.value_counts().index[0])).reset_index()
+    out["share"] = out["tasks"] / len(rej)
+    order = {n: i for i, n in enumerate(CHECKS)}
+    out = out.sort_values("failed_check", key=lambda s: s.map(lambda n: order.get(n, 99)), kind="stable")
+    return out[["failed_check", "tasks", "share", "top_reason"]].reset_index(drop=True)
+
+
+def failure_figure(breakdown: pd.DataFrame) -> go.Figure:
+    b = breakdown.assign(label=breakdown["failed_check"].map(lambda n: CHECK_LABELS.get(n, n)),
+                         hover=breakdown["top_reason"].map(lambda r: short(r, 120)))
+    fig = px.bar(b, x="tasks", y="label", orientation="h", custom_data=["hover"],
+                 color_discrete_sequence=[VERDICT_COLORS["rejected"]])
+    fig.update_traces(hovertemplate="%{y}: %{x} tasks<br>%{customdata[0]}<extra></extra>")
+    fig.update_layout(height=max(200, 34 * len(b) + 70), margin=dict(l=0, r=0, t=10, b=0), yaxis_title="",
+                      xaxis_title="rejected tasks", yaxis=dict(autorange="reversed"))
+    return fig
+
+
+# --- one task's checks -----------------------------------------------------------------------
+
+def per_test_outcomes(details: Mapping | None) -> pd.DataFrame:
+    """The per-test outcomes of a no-op / oracle check, failures first."""
+    tests = (details or {}).get("tests") or []
+    rows = [{"test": str(t.get("name", "")), "outcome": str(t.get("outcome", "")),
+             "message": str(t.get("message") or "")} for t in tests if isinstance(t, Mapping)]
+    df = pd.DataFrame(rows, columns=["test", "outcome", "message"])
+    if len(df):
+        df = df.sort_values("outcome", key=lambda s: s.map(lambda o: OUTCOME_ORDER.get(o, 9)), kind="stable")
+    return df.reset_index(drop=True)
+
+
+def outcome_summary(details: Mapping | None) -> str:
+    """"3 passed, 1 failed" (and the reward, when the check reported one)."""
+    df = per_test_outcomes(details)
+    parts = [f"{n} {o}" for o, n in df["outcome"].value_counts().sort_index(
+        key=lambda s: s.map(lambda o: OUTCOME_ORDER.get(o, 9))).items()] if len(df) else []
+    reward = (details or {}).get("reward")
+    if reward is not None:
+        parts.append(f"reward {reward}")
+    return ", ".join(parts)
+
+
+def detail_items(details: Mapping | None, key: str) -> pd.DataFrame:
+    """A list in a check's details (rubric ``problems``, decontam ``matches``) as a table."""
+    items = (details or {}).get(key) or []
+    if not items:
+        return pd.DataFrame(columns=[key])
+    if all(isinstance(i, Mapping) for i in items):
+        return pd.DataFrame([{k: (v if isinstance(v, (str, int, float, bool)) or v is None else str(v))
+                              for k, v in i.items()} for i in items])
+    return pd.DataFrame({key: [str(i) for i in items]})
+
+
+def other_details(details: Mapping | None) -> dict:
+    """What a check reported besides the tests, problems and matches shown as tables."""
+    return {k: v for k, v in (details or {}).items() if k not in ("tests", "problems", "matches")}
+
+
+def check_title(check: Mapping | pd.Series) -> str:
+    reason = f" — {short(check['reason'], 90)}" if check.get("reason") else ""
+    return f"{CHECK_LABELS.get(check['check_name'], check['check_name'])} · {float(check['seconds']):.1f} s{reason}"
+
+
+def check_icon(passed: bool) -> str:
+    """A Material icon for an expander (emoji need fonts a headless browser may lack)."""
+    return ":material/check_circle:" if passed else ":material/cancel:"
+
+
+# --- bundle files -----------------------------------------------------------------------------
+
+_KIND_ORDER = {"instruction": 0, "task config": 1, "environment": 2, "solution": 3, "tests": 4, "other": 5}
+_LANG_BY_NAME = {"dockerfile": "docker", "makefile": "makefile", "crontab": "bash", ".bashrc": "bash"}
+_LANG_BY_SUFFIX = {".py": "python", ".sh": "bash", ".bash": "bash", ".md": "markdown", ".toml": "toml",
+                   ".json": "json", ".jsonl": "json", ".yaml": "yaml", ".yml": "yaml", ".sql": "sql",
+                   ".js": "javascript", ".ts": "typescript", ".c": "c", ".h": "c", ".cpp": "cpp", ".go": "go",
+                   ".rs": "rust", ".java": "java", ".rb": "ruby", ".pl": "perl", ".php": "php", ".html": "html",
+                   ".css": "css", ".xml": "xml", ".ini": "ini", ".cfg": "ini", ".conf": "ini", ".csv": "text",
+                   ".tsv": "text", ".txt": "text", ".log": "text", ".diff": "diff", ".patch": "diff"}
+
+
+def file_kind(path: str) -> str:
+    if path == "instruction.md":
+        return "instruction"
+    if path == "task.toml":
+        return "task config"
+    top = path.split("/", 1)[0]
+    return top if top in ("environment", "solution", "tests") else "other"
+
+
+def language_for(path: str) -> str:
+    """The language ``st.code`` should highlight a bundle file with ("text" when unknown)."""
+    p = PurePosixPath(path)
+    name = p.name.lower()
+    if name in _LANG_BY_NAME or name.startswith("dockerfile"):
+        return _LANG_BY_NAME.get(name, "docker")
+    return _LANG_BY_SUFFIX.get(p.suffix.lower(), "text")
+
+
+def is_binary(content: bytes) -> bool:
+    head = content[:8192]
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a multi-byte character cut at the 8k boundary is still text
+    return False
+
+
+def file_text(content: bytes, cap: int = 200_000) -> tuple[str, bool]:
+    """The text of a file to show, cut to ``cap`` characters; True when it was cut."""
+    text = content.decode("utf-8", errors="replace")
+    return (text[:cap], True) if len(text) > cap else (text, False)
+
+
+def file_tree(files: Mapping[str, bytes]) -> pd.DataFrame:
+    """Every file of a bundle: path, size, kind and language, in reading order (instruction,
+    task.toml, environment, solution, tests)."""
+    rows = [{"path": p, "size": len(c), "kind": file_kind(p), "binary": is_binary(c), "language": language_for(p)}
+            for p, c in files.items()]
+    df = pd.DataFrame(rows, columns=["path", "size", "kind", "binary", "language"])
+    if len(df):
+        df["_k"] = df["kind"].map(_KIND_ORDER)
+        df["_d"] = df["path"].map(lambda p: "environment/Dockerfile" != p)  # the Dockerfile first in its group
+        df = df.sort_values(["_k", "_d", "path"], kind="stable").drop(columns=["_k", "_d"])
+    return df.reset_index(drop=True)
+
+
+# --- synthesis runs --------------------------------------------------------------------------
+
+def pid_of(run: Mapping) -> int | None:
+    """The run's process id, or None when none was recorded (NULL comes back as NaN)."""
+    pid = run.get("pid")
+    return None if pid is None or pd.isna(pid) else int(pid)
+
+
+def effective_status(run: Mapping, alive: bool, now: datetime | None = None) -> str:
+    """A run's status as the user should read it: a 'running' run whose process is gone is
+    'interrupted' (resumable); one without a process id yet is 'starting' for a few seconds."""
+    status = str(run["status"])
+    if status != "running" or alive:
+        return status
+    created = run.get("created_at")
+    if pid_of(run) is None and created is not None and not pd.isna(created):
+        if (now or datetime.now()) - pd.Timestamp(created).to_pydatetime() < STARTING_GRACE:
+            return "starting"
+    return "interrupted"
+
+
+def resume_command(run_id: str, workspace: str | None = None) -> str:
+    """The command that continues an unfinished run (as `workbench synth` takes it)."""
+    where = f" --workspace {shlex.quote(workspace)}" if workspace else ""
+    return f"workbench synth{where} --resume --run-id {run_id}"
+
+
+def run_label(run: Mapping) -> str:
+    """"run id · sampler · n paths · time" (no status: a picker's labels go stale while the
+    run goes on; the runs table and the live view show it)."""
+    at = run["created_at"]
+    when = at.strftime("%Y-%m-%d %H:%M:%S") if isinstance(at, (datetime, pd.Timestamp)) else str(at)
+    return f"{run['run_id']} · {run['sampler']} · {int(run['n_paths'])} paths · {when}"
+
+
+def run_progress(stage_counts: Mapping[str, int], funnel: Mapping[str, int], run: Mapping) -> list[dict]:
+    """Per stage of a run: done, out of how many, and the fraction for a progress bar.
+
+    Sampling draws the whole batch at once, so it is 0 or 1; synthesis and verification
+    count the run's paths that got past them (a path whose synthesis failed counts as
+    processed), and acceptance counts verified tasks among them."""
+    n = {k: int(stage_counts.get(k, 0)) for k in ("sampled", "synthesized", "verified", "failed")}
+    attached = sum(n.values())
+    total = attached or int(run.get("n_paths") or 0)
+    done = {"sampled": attached,
+            "synthesized": n["synthesized"] + n["verified"] + n["failed"],
+            "verified": n["verified"] + n["failed"],
+            "accepted": int(funnel.get("accepted", 0)),
+            "failed": n["failed"]}
+    labels = {"sampled": "paths sampled", "synthesized": "paths through synthesis",
+              "verified": "paths through verification", "accepted": "tasks accepted",
+              "failed": "synthesis failures"}
+    out = []
+    for key in ("sampled", "synthesized", "verified", "accepted", "failed"):
+        if key == "sampled":
+            frac, of = (1.0 if attached else 0.0), int(run.get("n_paths") or attached)
+        else:
+            frac, of = (min(done[key] / total, 1.0) if total else 0.0), total
+        out.append({"stage": key, "label": labels[key], "done": done[key], "total": of, "fraction": frac,
+                    "text": f"{labels[key]}: {done[key]} / {of}"})
+    return out
+
+
+def runs_table(runs: pd.DataFrame, statuses: Mapping[str, str]) -> pd.DataFrame:
+    """The runs list as shown: newest first, with the status the user should read."""
+    if runs.empty:
+        return pd.DataFrame(columns=["run_id", "status", "sampler", "n_paths", "provider", "concurrency", "seed",
+                                     "created_at", "finished_at", "message"])
+    out = runs.sort_values("created_at", ascending=False).copy()
+    out["status"] = [statuses.get(r, s) for r, s in zip(out["run_id"], out["status"])]
+    return out[["run_id", "status", "sampler", "n_paths", "provider", "concurrency", "seed", "created_at",
+                "finished_at", "message"]].reset_index(drop=True)
+
+
+def default_run(runs: pd.DataFrame, statuses: Mapping[str, str]) -> str | None:
+    """The newest running run, else the newest run."""
+    if runs.empty:
+        return None
+    r = runs.sort_values("created_at", ascending=False)
+    live = [i for i in r["run_id"] if statuses.get(i) in ("running", "starting")]
+    return live[0] if live else str(r.iloc[0]["run_id"])
+
+
+def distinct(values: Iterable) -> list:
+    return sorted({v for v in values if v is not None and not (isinstance(v, float) and np.isnan(v))})

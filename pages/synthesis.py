@@ -1,0 +1,118 @@
+"""Synthesis: launch a batch (sample paths → synthesize → verify) and follow it live."""
+import streamlit as st
+
+from analysis import tasks_view as tv
+from pages.shared import provider_note, workspace
+from pipeline.synth import jobs
+from workbench.llm.settings import load_settings
+from workbench.store import graph as graph_store
+from workbench.store import tasks as store
+
+ws = workspace()
+st.title("Synthesis")
+st.caption(provider_note())
+st.markdown("A batch samples paths from the graph, synthesizes a task along each and verifies it in Docker. "
+            "It runs as its own process (`workbench synth`): **it keeps going when you close this tab or stop "
+            "the dashboard**; come back here to follow it.")
+
+
+def _online() -> bool:
+    try:
+        return load_settings(ws.root).online
+    except ValueError:
+        return False
+
+
+# --- launch --------------------------------------------------------------------------------------
+if graph_store.last_build(ws.db) is None:
+    st.warning("No scenario graph yet: a batch samples its paths from the graph and will fail without one. "
+               "Run `workbench scenarios infer` and `workbench graph build` first.")
+online = _online()
+with st.form("synth_form"):
+    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
+    sampler = c1.selectbox("Sampler", tv.SAMPLERS, key="synth_sampler")
+    n_paths = c2.number_input("Paths", min_value=1, max_value=100_000, value=20, step=1, key="synth_paths")
+    provider = c3.radio("Synthesizer", ["offline", "llm"], key="synth_provider", disabled=not online,
+                        horizontal=True)
+    concurrency = c4.number_input("Concurrency", min_value=1, max_value=64, value=2, step=1,
+                                  key="synth_concurrency")
+    seed = c5.number_input("Seed", min_value=0, value=0, step=1, key="synth_seed")
+    st.caption("Offline: the recipe library composes a real task along each path (no LLM calls). "
+               + ("LLM: planner and constructor through the configured endpoint." if online else
+                  "LLM: configure an endpoint on the Settings page to enable it."))
+    submitted = st.form_submit_button("Launch", type="primary", key="synth_launch")
+if submitted:
+    params = jobs.SynthParams(n_paths=int(n_paths), sampler=sampler, provider=provider if online else "offline",
+                              concurrency=int(concurrency), seed=int(seed))
+    try:
+        run_id = jobs.launch(ws, params)
+    except OSError as exc:
+        st.error(f"The batch could not be started: {exc}")
+    else:
+        st.session_state["synth_run"] = run_id
+        st.session_state["synth_flash"] = f"Started run {run_id} in the background."
+        st.rerun()
+if msg := st.session_state.pop("synth_flash", None):
+    st.success(msg)
+
+# --- runs ----------------------------------------------------------------------------------------
+st.subheader("Runs")
+runs = store.runs(ws.db)
+if runs.empty:
+    st.info("No synthesis runs yet. Launch one above, or run `workbench synth --paths 20` in a terminal.")
+    st.stop()
+statuses = {r["run_id"]: tv.effective_status(r, jobs.is_alive(tv.pid_of(r))) for _, r in runs.iterrows()}
+st.dataframe(tv.runs_table(runs, statuses), hide_index=True, width="stretch", height=220, key="runs_table",
+             column_config={"n_paths": st.column_config.NumberColumn("paths"),
+                            "created_at": st.column_config.DatetimeColumn("started"),
+                            "finished_at": st.column_config.DatetimeColumn("finished")})
+ids = runs["run_id"].tolist()
+labels = {r["run_id"]: tv.run_label(r) for _, r in runs.iterrows()}
+if st.session_state.get("synth_run") not in labels:
+    st.session_state["synth_run"] = tv.default_run(runs, statuses)
+run_id = st.selectbox("Follow run", ids, format_func=labels.get, key="synth_run")
+st.session_state["synth_seen"] = (run_id, statuses[run_id])
+
+
+def _live_view(run_id: str) -> None:
+    run = store.get_run(ws.db, run_id)
+    pid = tv.pid_of(run)
+    status = tv.effective_status(run, jobs.is_alive(pid))
+    if st.session_state.get("synth_seen") != (run_id, status):
+        st.rerun()  # the run changed state: refresh the runs table and stop polling when it is over
+    if status in ("running", "starting"):
+        st.info(f"Running (process {pid or '…'}). It continues if you close this tab; this view refreshes "
+                "every 2 s.")
+    elif status == "finished":
+        st.success(f"Finished. {run['message'] or ''}")
+    elif status == "cancelled":
+        st.warning(f"Cancelled. {run['message'] or ''} Finished tasks are kept.")
+    elif status == "interrupted":
+        st.warning(f"Interrupted: the batch process ({pid}) is gone — killed or crashed before it finished. "
+                   "The tasks it finished are kept; resume the rest with:")
+        st.code(tv.resume_command(run_id, str(ws.root)), language="bash")
+    else:
+        st.error(f"Failed: {run['message'] or 'see the log below'}")
+        st.caption(f"Resume after fixing the cause: `{tv.resume_command(run_id, str(ws.root))}`")
+    funnel = store.funnel_counts(ws.db, run_id)
+    for p in tv.run_progress(store.stage_counts(ws.db, run_id), funnel, run):
+        st.progress(p["fraction"], text=p["text"])
+    cols = st.columns(len(tv.FUNNEL))
+    for col, key in zip(cols, tv.FUNNEL):
+        col.metric(tv.FUNNEL_LABELS[key], funnel[key])
+    if status == "running":
+        if st.button("Cancel run", key="synth_cancel"):
+            if jobs.cancel(ws, run_id):
+                st.session_state["synth_cancel_sent"] = run_id
+            else:
+                st.warning("The run was not running any more.")
+        if st.session_state.get("synth_cancel_sent") == run_id:
+            st.warning("Cancel requested: the batch stops its containers and keeps the tasks it finished.")
+    st.markdown("**Log** (last 4,000 characters of "
+                f"`{(ws.runs_dir / run_id / 'synth.log').relative_to(ws.root)}`)")
+    st.code(jobs.log_tail(ws, run_id) or "(no output yet)", language="text")
+
+
+live = statuses[run_id] in ("running", "starting")
+st.fragment(_live_view, run_every=2 if live else None)(run_id)
+st.caption("Browse the tasks of every run, their files and check logs on the Tasks page.")

@@ -1,0 +1,160 @@
+"""Tasks: the yield funnel, browse synthesized tasks, and one task's files and checks."""
+from pathlib import Path
+
+import streamlit as st
+
+from analysis import tasks_view as tv
+from pages.shared import provider_note, workspace
+from workbench.sandbox.bundle import BundleError, read_bundle
+from workbench.store import skills as skill_store
+from workbench.store import tasks as store
+
+MAX_FILES_SHOWN = 60
+
+ws = workspace()
+st.title("Tasks")
+st.caption(provider_note())
+
+tasks = store.tasks_frame(ws.db)
+if tasks.empty:
+    st.info("No tasks yet. Launch a batch on the Synthesis page, or run `workbench synth --paths 20` "
+            "(it samples its paths from the scenario graph: `workbench graph build`).")
+    st.stop()
+skills_table = skill_store.skills_table(ws.db)
+tasks = tv.with_skill_names(tasks, skills_table)
+
+
+@st.cache_data(ttl=600, max_entries=16, show_spinner=False)
+def _files(root: str, bundle_dir: str, bundle_hash: str) -> dict[str, bytes]:
+    return read_bundle(Path(root) / bundle_dir).files  # a new hash means a rewritten bundle
+
+
+# --- yield ---------------------------------------------------------------------------------------
+st.subheader("Yield")
+runs = store.runs(ws.db)
+run_ids = [None] + runs["run_id"].tolist()
+run_labels = {None: "all runs", **{r["run_id"]: tv.run_label(r) for _, r in runs.iterrows()}}
+scope = st.selectbox("Runs", run_ids, format_func=run_labels.get, key="yield_run")
+funnel = store.funnel_counts(ws.db, scope)
+cols = st.columns(4)
+cols[0].metric("Paths sampled", funnel["sampled"])
+cols[1].metric("Tasks synthesized", funnel["synthesized"])
+cols[2].metric("Tasks accepted", funnel["accepted"])
+cols[3].metric("Verified / sampled", f"{tv.yield_ratio(funnel):.0%}")
+left, right = st.columns([3, 2])
+left.plotly_chart(tv.funnel_figure(funnel), width="stretch", key="funnel")
+with right:
+    breakdown = tv.failure_breakdown(tasks)
+    st.markdown("**Why tasks were rejected** (all tasks)")
+    if breakdown.empty:
+        st.write("No task was rejected.")
+    else:
+        st.plotly_chart(tv.failure_figure(breakdown), width="stretch", key="failures")
+    rates = tv.check_pass_rates(tasks)
+    if not rates.empty:
+        st.markdown("**Pass rate per check** (of the tasks it ran on)")
+        st.plotly_chart(tv.pass_rate_figure(rates), width="stretch", key="pass_rates")
+
+# --- browse --------------------------------------------------------------------------------------
+st.subheader("Browse")
+skill_labels = tv.skill_options(tasks, skills_table)
+c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 3])
+query = c1.text_input("Search", key="task_q", placeholder="task or skill name")
+verdicts = c2.multiselect("Verdict", list(tv.VERDICTS), key="f_verdict")
+cats = c3.multiselect("Category", tv.distinct(tasks["category"]), key="f_category")
+lo, hi = tv.steps_range(tasks)
+steps = c4.slider("Path length (steps)", lo, hi, (lo, hi), key="f_steps") if hi > lo else (lo, hi)
+skills = c5.multiselect("Source skills", list(skill_labels), format_func=skill_labels.get, key="f_skills")
+shown = tv.filter_tasks(tasks, tv.TaskFilter(tuple(verdicts), tuple(cats), tuple(steps), tuple(skills), query))
+st.markdown(f"**{len(shown)} of {len(tasks)} tasks**")
+view = shown[["name", "verdict", "failed_check", "category", "difficulty", "n_steps", "skill_names", "provider",
+              "created_at", "task_id"]]
+picked = st.dataframe(view, hide_index=True, width="stretch", height=300, key="tasks_table",
+                      on_select="rerun", selection_mode="single-row",
+                      column_config={"failed_check": st.column_config.TextColumn("failed check"),
+                                     "n_steps": st.column_config.NumberColumn("steps"),
+                                     "skill_names": st.column_config.ListColumn("source skills"),
+                                     "created_at": st.column_config.DatetimeColumn("created"),
+                                     "task_id": None})
+rows = picked.selection.rows if picked else []
+if rows and rows[0] < len(view):
+    # A click on a row opens it below, once; the picker stays free to change afterwards.
+    clicked = view.iloc[rows[0]]["task_id"]
+    if st.session_state.get("_last_task_click") != clicked:
+        st.session_state["_last_task_click"] = clicked
+        st.session_state["detail_task"] = clicked
+
+# --- one task ------------------------------------------------------------------------------------
+st.subheader("Task")
+if shown.empty:
+    st.write("No task matches the filters.")
+    st.stop()
+labels = {r["task_id"]: tv.task_label(r) for _, r in shown.iterrows()}
+if st.session_state.get("detail_task") not in labels:
+    st.session_state.pop("detail_task", None)
+tid = st.selectbox("Task", list(labels), format_func=labels.get, key="detail_task")
+t = shown.set_index("task_id").loc[tid]
+st.markdown(f"### {t['name']}")
+st.caption(f"`{tid}` · made by the {t['provider']} synthesizer from path `{t['path_id']}` · "
+           f"bundle `{t['bundle_dir']}` · image `{t['image'] or '—'}`")
+if t["verdict"] == "accepted":
+    st.success("Accepted: every check passed.")
+elif t["verdict"] == "rejected":
+    st.error(f"Rejected at **{t['failed_check']}**: {t['reason']}")
+else:
+    st.info("Pending: not verified yet.")
+
+checks = store.checks_for(ws.db, tid)
+try:
+    files = _files(str(ws.root), t["bundle_dir"], t["bundle_hash"])
+except (BundleError, OSError) as exc:
+    files = {}
+    bundle_problem = str(exc)
+else:
+    bundle_problem = ""
+tab_files, tab_checks, tab_path = st.tabs([f"Files ({len(files)})", f"Checks ({len(checks)})", "Path"])
+
+with tab_files:
+    if bundle_problem:
+        st.warning(f"The bundle cannot be shown: {bundle_problem}")
+    else:
+        tree = tv.file_tree(files)
+        st.dataframe(tree, hide_index=True, width="stretch", key="file_tree",
+                     column_config={"size": st.column_config.NumberColumn("bytes")})
+        for i, f in enumerate(tree.head(MAX_FILES_SHOWN).itertuples()):
+            with st.expander(f"{f.path} · {f.size:,} bytes", expanded=i == 0):
+                if f.binary:
+                    st.write(f"Binary file ({f.size:,} bytes); not shown.")
+                    continue
+                text, cut = tv.file_text(files[f.path])
+                st.code(text, language=f.language, line_numbers=True)
+                if cut:
+                    st.caption("Cut: only the first 200,000 characters are shown.")
+        if len(tree) > MAX_FILES_SHOWN:
+            st.caption(f"{len(tree) - MAX_FILES_SHOWN} more files are listed above but not shown.")
+
+with tab_checks:
+    if checks.empty:
+        st.write("No checks ran yet.")
+    for _, c in checks.iterrows():
+        passed = bool(c["passed"])
+        with st.expander(tv.check_title(c), expanded=not passed, icon=tv.check_icon(passed)):
+            st.markdown(f"**{'Passed' if passed else 'Failed'}** in {float(c['seconds']):.2f} s — "
+                        f"{c['reason'] or 'no reason given'}")
+            details = c["details"] if isinstance(c["details"], dict) else {}
+            outcomes = tv.per_test_outcomes(details)
+            if len(outcomes):
+                st.caption("Tests: " + tv.outcome_summary(details))
+                st.dataframe(outcomes, hide_index=True, width="stretch", key=f"tests_{c['check_name']}")
+            for key in ("problems", "matches"):
+                items = tv.detail_items(details, key)
+                if len(items):
+                    st.markdown(f"**{key.capitalize()}**")
+                    st.dataframe(items, hide_index=True, width="stretch", key=f"{key}_{c['check_name']}")
+            if extra := tv.other_details(details):
+                st.json(extra, expanded=False)
+            st.code(c["log"] or "(no log)", language="text")
+
+with tab_path:
+    st.dataframe(tv.task_path(t), hide_index=True, width="stretch", key="task_path")
+    st.caption(f"Recipes: {', '.join(t['recipes'])} · difficulty {t['difficulty']} · category {t['category']}")

@@ -1,0 +1,229 @@
+"""Filtering, funnel, check breakdowns, per-test outcomes, bundle listings and run progress."""
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import numpy as np
+import pandas as pd
+
+from analysis import tasks_view as tv
+from pipeline.graph.sample_run import SAMPLERS
+from workbench.store.tasks import FUNNEL, FUNNEL_LABELS
+
+
+def _tasks() -> pd.DataFrame:
+    rows = [
+        # task_id, name, category, n_steps, skill_ids, verdict, failed_check, reason, checks (build..decontam)
+        ("t1", "org/count-errors", "log-analysis", 2, ["s1", "s2"], "accepted", None, None, (1, 1, 1, 1, 1)),
+        ("t2", "org/csv-sum", "data", 3, ["s2", "s3", "s4"], "rejected", "oracle", "count off by one",
+         (1, 1, 0, None, None)),
+        ("t3", "org/git-log", "git", 4, ["s5", "s3", "s5", "s1"], "rejected", "oracle", "count off by one",
+         (1, 1, 0, None, None)),
+        ("t4", "org/cron-job", "data", 1, ["s4"], "rejected", "build", "apt-get failed", (0, None, None, None, None)),
+        ("t5", "org/perm-fix", "files", 2, ["s6", "s6"], "pending", None, None, (None,) * 5),
+    ]
+    out = []
+    for tid, name, cat, n, skills, verdict, failed, reason, checks in rows:
+        row = {"task_id": tid, "name": name, "category": cat, "n_steps": n,
+               "skill_ids": np.array(skills, dtype=object),  # DuckDB lists come back as arrays
+               "verdict": verdict, "failed_check": failed, "reason": reason}
+        for check, ok in zip(tv.CHECKS, checks):
+            row[f"{check}_ok"] = None if ok is None else bool(ok)
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def _skills() -> pd.DataFrame:
+    return pd.DataFrame({"id": ["s1", "s2", "s3", "s4", "s5"],
+                         "name": ["grep-logs", "csv-tools", "awk-report", "cron-edit", "git-history"]})
+
+
+def test_the_funnel_stages_and_samplers_match_their_sources():
+    assert tv.FUNNEL == FUNNEL and tv.FUNNEL_LABELS == FUNNEL_LABELS
+    assert tv.SAMPLERS == SAMPLERS
+
+
+def test_skill_names_are_joined_in_path_order():
+    t = tv.with_skill_names(_tasks(), _skills()).set_index("task_id")
+    assert t.loc["t3", "skill_names"] == ["git-history", "awk-report", "git-history", "grep-logs"]
+    assert t.loc["t5", "skill_names"] == ["s6", "s6"]  # a skill no longer in the store keeps its id
+    opts = tv.skill_options(_tasks(), _skills())
+    # most used first (a skill counted once per task, however often the path repeats it)
+    assert list(opts) == ["s3", "s4", "s2", "s1", "s5", "s6"]  # ties by name
+    assert opts["s5"] == "git-history · 1 task" and opts["s3"] == "awk-report · 2 tasks"
+    assert opts["s6"].startswith("s6 · 1 task")
+
+
+def test_task_path_pairs_skills_with_their_start_scenarios():
+    t = tv.with_skill_names(_tasks(), _skills()).set_index("task_id")
+    row = t.loc["t2"].to_dict() | {"scenario_ids": np.array(["a0", "a1"], dtype=object)}
+    path = tv.task_path(row)
+    assert path["skill"].tolist() == ["csv-tools", "awk-report", "cron-edit"]
+    assert path["from scenario"].tolist() == ["a0", "a1", ""]  # fewer scenarios than steps: padded
+    assert path["step"].tolist() == [0, 1, 2]
+
+
+def test_filters_narrow_by_verdict_category_length_skills_and_words():
+    t = tv.with_skill_names(_tasks(), _skills())
+    ids = lambda f: tv.filter_tasks(t, f)["task_id"].tolist()  # noqa: E731
+    assert ids(tv.TaskFilter()) == ["t1", "t2", "t3", "t4", "t5"]
+    assert ids(tv.TaskFilter(verdicts=("rejected",))) == ["t2", "t3", "t4"]
+    assert ids(tv.TaskFilter(verdicts=("rejected",), categories=("data",))) == ["t2", "t4"]
+    assert ids(tv.TaskFilter(steps=(2, 3))) == ["t1", "t2", "t5"]
+    assert ids(tv.TaskFilter(skill_ids=("s3",))) == ["t2", "t3"]
+    assert ids(tv.TaskFilter(skill_ids=("s1", "s4"))) == ["t1", "t2", "t3", "t4"]
+    assert ids(tv.TaskFilter(query="GIT")) == ["t3"]             # task name
+    assert ids(tv.TaskFilter(query="awk report")) == ["t2", "t3"]  # source skill names, every word
+    assert ids(tv.TaskFilter(verdicts=("accepted",), steps=(3, 4))) == []
+    assert tv.steps_range(t) == (1, 4) and tv.steps_range(t.iloc[0:0]) == (0, 0)
+
+
+def test_funnel_figure_and_yield():
+    funnel = {"sampled": 20, "synthesized": 18, "built": 17, "noop": 15, "oracle": 12, "rubric": 11,
+              "accepted": 10}
+    assert tv.yield_ratio(funnel) == 0.5
+    assert tv.yield_ratio(dict.fromkeys(FUNNEL, 0)) == 0.0
+    fig = tv.funnel_figure(funnel)
+    trace = fig.data[0]
+    assert trace.type == "funnel"
+    assert list(trace.y) == ["sampled", "synthesized", "built", "no-op ok", "oracle ok", "rubric ok", "accepted"]
+    assert list(trace.x) == [20, 18, 17, 15, 12, 11, 10]
+    assert fig.layout.title.text == "10 verified of 20 sampled (50% yield)"
+
+
+def test_pass_rates_and_failure_breakdown():
+    t = _tasks()
+    rates = tv.check_pass_rates(t).set_index("check")
+    assert rates.loc["build", ["ran", "passed"]].tolist() == [4, 3]
+    assert rates.loc["oracle", ["ran", "passed"]].tolist() == [3, 1]
+    assert abs(rates.loc["oracle", "pass_rate"] - 1 / 3) < 1e-12
+    assert rates.loc["decontam", "ran"] == 1
+    fig = tv.pass_rate_figure(tv.check_pass_rates(t))
+    assert list(fig.data[0].y) == ["build", "no-op fails", "oracle passes", "rubric", "decontamination"]
+    b = tv.failure_breakdown(t)
+    assert b["failed_check"].tolist() == ["build", "oracle"]  # verification order, not alphabetical by chance
+    assert b["tasks"].tolist() == [1, 2]
+    assert b.set_index("failed_check").loc["oracle", "top_reason"] == "count off by one"
+    assert abs(b["share"].sum() - 1.0) < 1e-12
+    assert list(tv.failure_figure(b).data[0].x) == [1, 2]
+    assert tv.failure_breakdown(t[t["verdict"] != "rejected"]).empty
+
+
+def test_per_test_outcomes_and_other_details():
+    details = {"tests": [{"name": "test_a", "outcome": "passed", "message": None},
+                         {"name": "test_b", "outcome": "failed", "message": "assert 41 == 42"},
+                         {"name": "test_c", "outcome": "skipped"},
+                         {"name": "test_d", "outcome": "error", "message": "fixture missing"}],
+               "reward": 0.0, "exit_code": 1}
+    df = tv.per_test_outcomes(details)
+    assert df["test"].tolist() == ["test_b", "test_d", "test_a", "test_c"]  # failures first
+    assert df.set_index("test").loc["test_b", "message"] == "assert 41 == 42"
+    assert df.set_index("test").loc["test_a", "message"] == ""
+    assert tv.outcome_summary(details) == "1 failed, 1 error, 1 passed, 1 skipped, reward 0.0"
+    assert tv.other_details(details) == {"reward": 0.0, "exit_code": 1}
+    assert tv.per_test_outcomes({}).empty and tv.per_test_outcomes(None).empty
+    assert tv.outcome_summary({"reward": 1.0}) == "reward 1.0"
+
+
+def test_rubric_problems_and_decontam_matches_as_tables():
+    problems = tv.detail_items({"problems": ["solution leaked in instruction", "test checks unnamed file"]},
+                               "problems")
+    assert problems["problems"].tolist() == ["solution leaked in instruction", "test checks unnamed file"]
+    matches = tv.detail_items({"matches": [{"benchmark": "tb2", "task": "count-lines", "ngram": "a b c",
+                                            "where": ["instruction.md"]}]}, "matches")
+    assert matches.iloc[0]["task"] == "count-lines" and matches.iloc[0]["where"] == "['instruction.md']"
+    assert tv.detail_items({"matches": []}, "matches").empty
+
+
+def test_check_title():
+    ok = {"check_name": "oracle", "passed": True, "seconds": 1.234, "reason": "tests pass"}
+    bad = {"check_name": "noop", "passed": False, "seconds": 0.5, "reason": ""}
+    assert tv.check_title(ok) == "oracle passes · 1.2 s — tests pass"
+    assert tv.check_title(bad) == "no-op fails · 0.5 s"
+    assert tv.check_icon(True) != tv.check_icon(False)
+
+
+def test_file_tree_orders_kinds_and_guesses_languages():
+    files = {"tests/test_outputs.py": b"def test_x(): pass\n", "solution/solve.sh": b"#!/bin/bash\n",
+             "environment/app/data.csv": b"a,b\n1,2\n", "environment/Dockerfile": b"FROM base\n",
+             "task.toml": b"[task]\n", "instruction.md": b"# Do it\n", "tests/test.sh": b"#!/bin/bash\n",
+             "environment/app/blob.bin": bytes(range(256)), "environment/app/notes.txt": "café\n".encode()}
+    tree = tv.file_tree(files)
+    assert tree["path"].tolist() == ["instruction.md", "task.toml", "environment/Dockerfile",
+                                     "environment/app/blob.bin", "environment/app/data.csv",
+                                     "environment/app/notes.txt", "solution/solve.sh", "tests/test.sh",
+                                     "tests/test_outputs.py"]
+    by = tree.set_index("path")
+    assert by.loc["environment/app/blob.bin", "binary"] and not by.loc["environment/app/notes.txt", "binary"]
+    assert by.loc["environment/app/blob.bin", "size"] == 256
+    assert by["kind"].tolist()[:3] == ["instruction", "task config", "environment"]
+    assert by.loc["environment/Dockerfile", "language"] == "docker"
+    assert by.loc["tests/test_outputs.py", "language"] == "python"
+    assert by.loc["solution/solve.sh", "language"] == "bash"
+    assert by.loc["task.toml", "language"] == "toml" and by.loc["instruction.md", "language"] == "markdown"
+    assert tv.language_for("environment/app/crontab") == "bash"
+    assert tv.language_for("environment/app/Dockerfile.base") == "docker"
+    assert tv.language_for("environment/app/README") == "text"
+    assert tv.file_tree({}).empty
+
+
+def test_text_files_cut_at_a_cap_and_binary_detection_at_the_boundary():
+    text, cut = tv.file_text(b"x" * 10, cap=4)
+    assert (text, cut) == ("xxxx", True)
+    assert tv.file_text("héllo".encode()) == ("héllo", False)
+    # a multi-byte character split by the 8 KiB sniffing window is still text
+    assert not tv.is_binary(b"a" * 8191 + "é".encode())
+    assert tv.is_binary(b"\xff\xfe\x00a")
+
+
+def _run(**kw) -> dict:
+    return {"run_id": "synth-1", "status": "running", "pid": 123, "n_paths": 10, "sampler": "random-walk",
+            "created_at": datetime(2026, 1, 1, 12, 0, 0), **kw}
+
+
+def test_effective_status_reads_dead_processes_as_interrupted():
+    now = datetime(2026, 1, 1, 12, 5, 0)
+    assert tv.effective_status(_run(), alive=True, now=now) == "running"
+    assert tv.effective_status(_run(), alive=False, now=now) == "interrupted"
+    assert tv.effective_status(_run(status="finished"), alive=False, now=now) == "finished"
+    # no process id recorded yet: starting for a few seconds, then interrupted
+    assert tv.effective_status(_run(pid=float("nan")), alive=False,
+                               now=datetime(2026, 1, 1, 12, 0, 5)) == "starting"
+    assert tv.effective_status(_run(pid=None), alive=False, now=now) == "interrupted"
+    assert tv.pid_of(_run(pid=float("nan"))) is None and tv.pid_of(_run(pid=123.0)) == 123
+    assert tv.resume_command("synth-1") == "workbench synth --resume --run-id synth-1"
+    assert tv.resume_command("synth-1", "/w s") == "workbench synth --workspace '/w s' --resume --run-id synth-1"
+
+
+def test_run_progress_fractions():
+    run = _run()
+    before = tv.run_progress({}, dict.fromkeys(FUNNEL, 0), run)
+    assert [p["fraction"] for p in before] == [0.0] * 5
+    assert before[0]["text"] == "paths sampled: 0 / 10"
+    stages = {"sampled": 4, "synthesized": 2, "verified": 3, "failed": 1}
+    p = {r["stage"]: r for r in tv.run_progress(stages, {"accepted": 2}, run)}
+    assert p["sampled"]["fraction"] == 1.0 and p["sampled"]["done"] == 10
+    assert (p["synthesized"]["done"], p["synthesized"]["total"], p["synthesized"]["fraction"]) == (6, 10, 0.6)
+    assert (p["verified"]["done"], p["verified"]["fraction"]) == (4, 0.4)
+    assert (p["accepted"]["done"], p["accepted"]["fraction"]) == (2, 0.2)
+    assert p["failed"]["text"] == "synthesis failures: 1 / 10"
+    # a sampler that drew fewer paths than asked: progress is over the paths it drew
+    short = {r["stage"]: r for r in tv.run_progress({"verified": 5, "failed": 1}, {"accepted": 5}, run)}
+    assert short["verified"]["fraction"] == 1.0 and short["verified"]["total"] == 6
+
+
+def test_runs_table_and_default_run():
+    t0 = datetime(2026, 1, 1, 12, 0, 0)
+    runs = pd.DataFrame([_run(run_id="a", status="finished", created_at=t0),
+                         _run(run_id="b", status="running", created_at=t0 + timedelta(minutes=1)),
+                         _run(run_id="c", status="running", created_at=t0 + timedelta(minutes=2))])
+    for col in ("provider", "concurrency", "seed", "finished_at", "message"):
+        runs[col] = None
+    statuses = {"a": "finished", "b": "running", "c": "interrupted"}
+    table = tv.runs_table(runs, statuses)
+    assert table["run_id"].tolist() == ["c", "b", "a"] and table["status"].tolist() == ["interrupted", "running",
+                                                                                       "finished"]
+    assert tv.default_run(runs, statuses) == "b"  # the newest live run beats a newer dead one
+    assert tv.default_run(runs, {"a": "finished", "b": "failed", "c": "interrupted"}) == "c"
+    assert tv.default_run(runs.iloc[0:0], {}) is None and tv.runs_table(runs.iloc[0:0], {}).empty
+    assert tv.run_label(runs.iloc[0]) == "a · random-walk · 10 paths · 2026-01-01 12:00:00"

@@ -1,0 +1,276 @@
+"""Synthesis and Tasks pages through AppTest: guidance, the funnel, filters, one task's files
+and checks, runs followed live, a dead batch process, cancel and a real launch."""
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import signal
+import subprocess
+import time
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from pipeline.synth import jobs
+from tests.pages.apptest_helpers import frame
+from tests.pages.synth_fixture import FUNNEL, ORACLE_FAILURE, RUN_ID, make_synth_fixture
+from workbench.config import REPO_ROOT
+from workbench.store import tasks as store
+
+PAGES = REPO_ROOT / "pages"
+
+
+def _open(ws, monkeypatch, page: str) -> AppTest:
+    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
+    at = AppTest.from_file(str(PAGES / page), default_timeout=180).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+def _shown(at) -> int:
+    text = next(m.value for m in at.markdown if m.value.startswith("**") and " tasks**" in m.value)
+    return int(text.strip("*").split()[0])
+
+
+def _chart(at, key: str) -> dict:
+    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart") if key in el.proto.id]
+    assert charts, f"no plotly chart with key {key}"
+    return charts[0]
+
+
+def _array(value) -> np.ndarray:
+    """A plotly array from a figure's JSON: a list, or {"dtype", "bdata"} (base64)."""
+    if isinstance(value, dict) and "bdata" in value:
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
+
+
+def _codes(at) -> list[str]:
+    return [c.value for c in at.code]
+
+
+def _progress(at) -> list[str]:
+    return [el.proto.text for el in at.get("progress")]
+
+
+def _button(at, key: str):
+    hits = [b for b in at.button if b.key == key]
+    assert hits, f"no button {key}: {[b.key for b in at.button]}"
+    return hits[0]
+
+
+# --- empty workspace ---------------------------------------------------------------------------------
+
+def test_both_pages_say_what_to_do_on_an_empty_workspace(workspace, monkeypatch):
+    at = _open(workspace, monkeypatch, "tasks.py")
+    assert any("No tasks yet" in i.value and "Synthesis page" in i.value for i in at.info)
+    assert not at.dataframe
+    at = _open(workspace, monkeypatch, "synthesis.py")
+    assert any("No scenario graph yet" in w.value and "workbench graph build" in w.value for w in at.warning)
+    assert any("No synthesis runs yet" in i.value for i in at.info)
+    assert any("keeps going when you close this tab" in m.value for m in at.markdown)
+    # offline only: the LLM synthesizer is shown but cannot be picked without an endpoint
+    provider = at.radio(key="synth_provider")
+    assert provider.options == ["offline", "llm"] and provider.value == "offline" and provider.disabled
+    assert at.selectbox(key="synth_sampler").options[0] == "inverse-frequency"
+    assert _button(at, "synth_launch").label == "Launch"
+
+
+# --- Tasks page --------------------------------------------------------------------------------------
+
+def test_tasks_page_shows_the_funnel_and_filters_narrow_the_list(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    at = _open(ws, monkeypatch, "tasks.py")
+    assert _metric(at, "Paths sampled") == "4" and _metric(at, "Tasks synthesized") == "3"
+    assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Verified / sampled") == "25%"
+    funnel = _chart(at, "funnel")
+    assert funnel["data"][0]["x"] == [FUNNEL[k] for k in store.FUNNEL]
+    assert funnel["layout"]["title"]["text"] == "1 verified of 4 sampled (25% yield)"
+    failures = _chart(at, "failures")["data"][0]
+    assert list(failures["y"]) == ["oracle passes", "rubric"] and _array(failures["x"]).tolist() == [1, 1]
+    # one run picked: the same numbers (every task came from it)
+    at.selectbox(key="yield_run").set_value(RUN_ID).run()
+    assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Paths sampled") == "4"
+
+    assert _shown(at) == 3
+    at.multiselect(key="f_verdict").select("rejected").run()
+    table = frame(at, "name", "verdict", "failed_check")
+    assert _shown(at) == 2 and set(table["verdict"]) == {"rejected"}
+    assert set(table["failed_check"]) == {"oracle", "rubric"}
+    at.multiselect(key="f_category").select("text-processing").run()
+    assert frame(at, "name", "verdict")["name"].tolist() == [made[2].name]
+    at.multiselect(key="f_verdict").set_value([]).run()
+    at.multiselect(key="f_category").set_value([]).run()
+    assert _shown(at) == 3
+    # path length: the shortest path only
+    shortest = min(made, key=lambda t: t.n_steps)
+    at.slider(key="f_steps").set_value((shortest.n_steps, shortest.n_steps)).run()
+    names = frame(at, "name", "verdict")["name"].tolist()
+    assert shortest.name in names and len(names) == sum(t.n_steps == shortest.n_steps for t in made) < 3
+    steps = at.slider(key="f_steps")
+    steps.set_value((steps.min, steps.max)).run()
+    assert _shown(at) == 3
+    # source skills: a skill only one task was made from; labels carry names
+    only = next(s for t in made for s in t.skill_ids if sum(s in u.skill_ids for u in made) == 1)
+    owner = next(t for t in made if only in t.skill_ids)
+    box = at.multiselect(key="f_skills")
+    assert box.format_func(only).startswith(owner.skill_names[owner.skill_ids.index(only)] + " · 1 task")
+    box.select(only).run()
+    shown = frame(at, "name", "verdict", "skill_names")
+    assert shown["name"].tolist() == [owner.name]
+    assert list(shown.iloc[0]["skill_names"]) == owner.skill_names
+
+
+def test_selecting_a_task_shows_its_files_and_check_logs(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    target = made[1]  # rejected at the oracle check
+    at = _open(ws, monkeypatch, "tasks.py")
+    table = frame(at, "name", "verdict", "failed_check")
+    row = table["name"].tolist().index(target.name)
+    at.session_state["tasks_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="detail_task").value == target.task_id
+    assert any(m.value == f"### {target.name}" for m in at.markdown)
+    assert any("Rejected at **oracle**" in e.value and ORACLE_FAILURE in e.value for e in at.error)
+    # every file of the bundle, listed and shown with a language
+    tree = frame(at, "path", "size", "kind", "language")
+    assert sorted(tree["path"]) == sorted(target.files)
+    assert tree["path"].tolist()[:3] == ["instruction.md", "task.toml", "environment/Dockerfile"]
+    codes = {c.value: c.language for c in at.code}  # st.code drops the final newline
+    for path, text in target.files.items():
+        assert text.rstrip("\n") in codes, path
+    assert codes[target.files["environment/Dockerfile"].rstrip()] == "docker"
+    assert codes[target.files["tests/test_outputs.py"].rstrip()] == "python"
+    assert codes[target.files["solution/solve.sh"].rstrip()] == "bash"
+    # every check with its log; the failed oracle's per-test outcomes, failures first
+    logs = [c for c in _codes(at) if "NOISY-ORACLE-LOG" in c]
+    assert len(logs) == 1 and "1 failed, 1 passed" in logs[0]
+    assert any("Step 1/4 : FROM workbench-base" in c for c in _codes(at))
+    outcomes = [df.value for df in at.dataframe if "outcome" in df.value.columns]
+    assert len(outcomes) == 2  # build reports no tests; no-op and oracle do
+    noop, oracle = outcomes
+    assert noop["outcome"].tolist() == ["failed", "failed"]  # the no-op check passes when the tests fail
+    assert oracle["outcome"].tolist() == ["failed", "passed"]
+    assert oracle.iloc[0]["test"] == "test_outputs.py::test_count"
+    assert oracle.iloc[0]["message"] == "assert '41' == '42'"
+    assert any(c.value.startswith("Tests: 1 failed, 1 passed, reward 0.0") for c in at.caption)
+    assert any(m.value.startswith("**Failed** in 1.90 s") for m in at.markdown)
+
+
+def test_rubric_problems_are_listed_and_a_missing_bundle_is_reported(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    at = _open(ws, monkeypatch, "tasks.py")
+    at.selectbox(key="detail_task").set_value(made[2].task_id).run()
+    problems = frame(at, "problems")
+    assert problems["problems"].tolist() == ["instruction never mentions /app/out.txt"]
+    # a bundle deleted on disk: the page says so instead of failing
+    shutil.rmtree(ws.root / "tasks" / made[0].task_id)
+    at.selectbox(key="detail_task").set_value(made[0].task_id).run()
+    assert not at.exception, at.exception
+    assert any("The bundle cannot be shown" in w.value for w in at.warning)
+    assert any("Accepted: every check passed." in s.value for s in at.success)
+
+
+# --- Synthesis page ----------------------------------------------------------------------------------
+
+def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    make_synth_fixture(ws)
+    at = _open(ws, monkeypatch, "synthesis.py")
+    assert not any("No scenario graph yet" in w.value for w in at.warning)
+    runs = frame(at, "run_id", "status", "sampler")
+    assert runs["run_id"].tolist() == [RUN_ID] and runs["status"].tolist() == ["finished"]
+    assert at.selectbox(key="synth_run").value == RUN_ID
+    assert any(s.value.startswith("Finished. 3 tasks synthesized, 1 accepted") for s in at.success)
+    assert _progress(at) == ["paths sampled: 4 / 4", "paths through synthesis: 4 / 4",
+                             "paths through verification: 4 / 4", "tasks accepted: 1 / 4",
+                             "synthesis failures: 1 / 4"]
+    assert [_metric(at, store.FUNNEL_LABELS[k]) for k in store.FUNNEL] == [str(FUNNEL[k]) for k in store.FUNNEL]
+    assert not [b for b in at.button if b.key == "synth_cancel"]  # nothing to cancel
+    assert "(no output yet)" in _codes(at)
+
+
+def test_a_run_whose_process_died_is_shown_interrupted_with_the_resume_hint(workspace, monkeypatch):
+    ws = workspace
+    proc = subprocess.Popen(["true"])  # its pid is free again once reaped
+    proc.wait()
+    store.create_run(ws.db, "synth-dead01", "inverse-frequency", 10, 0, "offline", 2, proc.pid)
+    at = _open(ws, monkeypatch, "synthesis.py")
+    assert frame(at, "run_id", "status")["status"].tolist() == ["interrupted"]
+    assert any(w.value.startswith(f"Interrupted: the batch process ({proc.pid}) is gone") for w in at.warning)
+    assert f"workbench synth --workspace {ws.root} --resume --run-id synth-dead01" in _codes(at)
+    assert store.get_run(ws.db, "synth-dead01")["status"] == "running"  # the page only reads
+
+
+def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspace, monkeypatch):
+    ws = workspace
+    # a stand-in batch process in its own session, as jobs.launch starts one
+    proc = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    try:
+        store.create_run(ws.db, "synth-live01", "random-walk", 5, 0, "offline", 2, proc.pid)
+        store.attach_paths(ws.db, "synth-live01", "b", ["p1", "p2", "p3", "p4", "p5"])
+        store.set_path_stage(ws.db, "synth-live01", "p1", "synthesized", "t-p1")
+        store.set_path_stage(ws.db, "synth-live01", "p2", "failed", error="recipe failed")
+        (ws.runs_dir / "synth-live01").mkdir()
+        (ws.runs_dir / "synth-live01" / "synth.log").write_text("synthesizing path p1\nLIVE-LOG-LINE\n")
+        at = _open(ws, monkeypatch, "synthesis.py")
+        assert frame(at, "run_id", "status")["status"].tolist() == ["running"]
+        assert any(i.value.startswith(f"Running (process {proc.pid}). It continues if you close this tab")
+                   for i in at.info)
+        assert _progress(at)[:3] == ["paths sampled: 5 / 5", "paths through synthesis: 2 / 5",
+                                     "paths through verification: 1 / 5"]
+        assert any("LIVE-LOG-LINE" in c for c in _codes(at))
+        _button(at, "synth_cancel").click().run()
+        assert not at.exception, at.exception
+        assert any(w.value.startswith("Cancel requested") for w in at.warning)
+        assert proc.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspace, monkeypatch):
+    """A real launch through the form: with no graph to sample from the batch process ends
+    at once, and the page says so and shows its log."""
+    ws = workspace
+    at = _open(ws, monkeypatch, "synthesis.py")
+    at.selectbox(key="synth_sampler").set_value("random-walk")
+    at.number_input(key="synth_paths").set_value(3)
+    at.number_input(key="synth_seed").set_value(5)
+    _button(at, "synth_launch").click().run()
+    assert not at.exception, at.exception
+    runs = store.runs(ws.db)
+    assert len(runs) == 1
+    run = runs.iloc[0]
+    assert (run["sampler"], int(run["n_paths"]), int(run["seed"]), run["provider"]) == ("random-walk", 3, 5, "offline")
+    assert any(s.value == f"Started run {run['run_id']} in the background." for s in at.success)
+    assert at.selectbox(key="synth_run").value == run["run_id"]
+    pid = int(run["pid"])
+    deadline = time.monotonic() + 120
+    while jobs.is_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    try:
+        assert not jobs.is_alive(pid), "the batch process did not end on a workspace without a graph"
+    finally:
+        if jobs.is_alive(pid):
+            jobs.cancel(ws, run["run_id"])
+    at.run()
+    assert not at.exception, at.exception
+    status = frame(at, "run_id", "status")["status"].iloc[0]
+    assert status in ("failed", "interrupted")
+    if status == "failed":
+        assert any(e.value.startswith("Failed: ") for e in at.error)
+    else:
+        assert f"workbench synth --workspace {ws.root} --resume --run-id {run['run_id']}" in _codes(at)
+    log = jobs.log_tail(ws, run["run_id"])
+    assert log.strip() and log.rstrip("\n") in _codes(at)
