@@ -120,7 +120,14 @@ class SynthBatch:
         self._tick(synthesized=1)
         if self.stop.is_set():
             return
-        checks = verify_bundle(bundle, engine=self.engine, benchmark=self.benchmark)
+        try:
+            checks = verify_bundle(bundle, engine=self.engine, benchmark=self.benchmark)
+        except Exception as exc:  # an engine hiccup on one task must not sink the batch
+            if not self.stop.is_set():
+                store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", task_id=task_id,
+                                     error=f"verification crashed: {exc.__class__.__name__}: {exc}"[:2000])
+                self._tick(failed=1)
+            return
         if self.stop.is_set():
             return   # checks cut short by the stop prove nothing; resume verifies again
         image = next((c.details.get("image") for c in checks if c.name == "build" and c.passed), None)

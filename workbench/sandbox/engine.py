@@ -85,7 +85,10 @@ def connect():
 
 
 def tar_files(files: dict[str, bytes], executables: set[str] | None = None, prefix: str = "") -> bytes:
-    """An in-memory tar of files (paths already validated), with fixed times for caching."""
+    """An in-memory tar of files (paths already validated). Files get the current time, as
+    freshly written files would: tasks may reason about mtimes (make, backups), and images
+    are cached by content hash anyway."""
+    now = int(time.time())
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         dirs: set[str] = set()
@@ -97,11 +100,11 @@ def tar_files(files: dict[str, bytes], executables: set[str] | None = None, pref
                 if d not in dirs:
                     dirs.add(d)
                     info = tarfile.TarInfo(d)
-                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, 0
+                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
                     tar.addfile(info)
             data = files[path]
             info = tarfile.TarInfo(full)
-            info.size, info.mtime = len(data), 0
+            info.size, info.mtime = len(data), now
             executable = (executables and path in executables) or path.endswith(".sh")
             info.mode = 0o755 if executable else 0o644
             tar.addfile(info, io.BytesIO(data))

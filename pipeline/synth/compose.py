@@ -1,0 +1,229 @@
+"""The offline synthesizer: a sampled skill path → one multi-step terminal task bundle.
+
+Each path step names a category; the composer picks a recipe family of that category that
+can read what the previous step produced (inserting small adapters when none can), lets
+each family add its input files, requirements, tests and solution lines, and lays the
+result out in the Harbor format. Everything is drawn from one `random.Random` seeded by
+the seed and the path's skill ids, so the same path and seed always give the same bytes.
+"""
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+from dataclasses import dataclass
+
+from pipeline.taxonomy import CATEGORIES, normalize_category
+from workbench.sandbox.bundle import TaskBundle
+from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render as render_toml
+
+from . import layout
+from .recipes import ADAPTERS, REGISTRY, by_category
+from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
+
+SYNTH_VERSION = "1"
+MAX_STEPS = 5
+MAX_ADAPTERS = 3
+
+
+@dataclass(frozen=True)
+class PathStep:
+    skill_id: str
+    skill_name: str
+    category: str        # one of pipeline.taxonomy.CATEGORIES; unknown -> "file-operations"
+    description: str
+    src_anchor: str      # scenario cluster id before the step
+    dst_anchor: str      # after
+
+
+@dataclass
+class SynthesizedTask:
+    bundle: TaskBundle
+    name: str            # "workbench/<slug>"
+    category: str
+    difficulty: str      # easy | medium | hard
+    recipes: list[str]   # recipe family per step
+
+
+def step_category(step: PathStep) -> str:
+    cat = normalize_category(step.category or "")
+    return cat if cat in CATEGORIES else "file-operations"
+
+
+def _choose(rng: random.Random, cands: list[Recipe], used: list[str]) -> Recipe:
+    cands = sorted(cands, key=lambda r: r.name)
+    # Prefer families not used yet in this task, and specific families over universal sinks.
+    weights = [(4 if r.name not in used else 1) * (1 if r.universal else 3) for r in cands]
+    return rng.choices(cands, weights)[0]
+
+
+def _adapter_route(ctx: StepContext, art: Artifact, cands: list[Recipe]) -> list[Recipe] | None:
+    """Shortest list of adapters after which some candidate accepts the artifact (dry runs)."""
+    frontier: list[tuple[list[Recipe], Artifact, StepContext]] = [([], art, ctx)]
+    for _ in range(MAX_ADAPTERS):
+        nxt = []
+        for route, a, c in frontier:
+            for ad in sorted(ADAPTERS.values(), key=lambda r: r.name):
+                if ad in route or not ad.accepts(a):
+                    continue
+                trial = c.clone()
+                out = ad.build(trial, a).output
+                if any(r.accepts(out) for r in cands):
+                    return route + [ad]
+                nxt.append((route + [ad], out, trial))
+        frontier = nxt
+    return None
+
+
+def plan_steps(steps: list[PathStep]) -> list[tuple[PathStep, str]]:
+    """(step, category) for the steps to compose: at most five, at least two."""
+    chosen = [(s, step_category(s)) for s in steps[:MAX_STEPS]]
+    if len(chosen) == 1:
+        chosen.append(chosen[0])        # a second step of the same category family
+    return chosen
+
+
+def compose(steps: list[PathStep], seed: int, *, force: list[str] | None = None
+            ) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
+    """Build every step's fragment. `force` pins the family per step (used by tests)."""
+    if not steps:
+        raise SynthesisError("an empty path has no steps to compose")
+    key = "|".join(s.skill_id for s in steps)
+    # The data drawn for early steps decides what later families can read; on the rare dead end
+    # the whole path is drawn again with a salted seed (still deterministic).
+    for salt in range(5):
+        try:
+            return _compose(steps, random.Random(f"{seed}|{key}" + (f"|{salt}" if salt else "")), force)
+        except SynthesisError:
+            if salt == 4 or force:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
+             ) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
+    ctx = StepContext(rng)
+    planned = plan_steps(steps)
+    built: list[tuple[Recipe, list[Recipe], Fragment]] = []
+    used: list[str] = []
+    art: Artifact | None = None
+    for k, (step, cat) in enumerate(planned, 1):
+        ctx.index, ctx.skill = k, step.skill_name
+        family = by_category(cat)
+        adapters: list[Recipe] = []
+        if force and k <= len(force) and force[k - 1]:
+            recipe = REGISTRY[force[k - 1]]
+            family = [recipe]
+        if art is None:
+            recipe = family[0] if force else _choose(rng, family, used)
+            art = recipe.seed(ctx)
+        else:
+            fits = [r for r in family if r.accepts(art)]
+            if not fits:
+                adapters = _adapter_route(ctx, art, family) or []
+                if not adapters:
+                    raise SynthesisError(f"step {k} ({cat}): no family accepts the {art.kind} artifact {art.path}"
+                                         f" (exact={art.exact}, after {used[-1] if used else 'seed'})")
+            frags = []
+            for ad in adapters:
+                frag = ad.build(ctx, art)
+                frags.append(frag)
+                art = frag.output
+            fits = [r for r in family if r.accepts(art)]
+            recipe = fits[0] if force else _choose(rng, fits, used)
+        frag = recipe.build(ctx, art)
+        out = frag.output
+        if out.kind == "records" and len(set(out.table.columns)) != len(out.table.columns):
+            raise SynthesisError(f"step {k} ({recipe.name}): duplicate column names {out.table.columns}")
+        if adapters:
+            frag = Fragment(frag.title, frag.intro, [c for f in frags for c in f.checks] + frag.checks,
+                            "\n".join(f.solve for f in frags) + "\n" + frag.solve, frag.output)
+        built.append((recipe, adapters, frag))
+        used.append(recipe.name)
+        art = frag.output
+    return ctx, built
+
+
+def _difficulty(built) -> str:
+    score = sum(r.weight for r, _, _ in built) + sum(len(a) for _, a, _ in built)
+    if score <= 3:
+        return "easy"
+    return "medium" if score <= 6 else "hard"
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    text = re.sub(r"\s+", " ", (text or "").replace("`", "'")).strip()
+    m = re.match(r"(.+?[.!?])(\s|$)", text)
+    text = m.group(1) if m else text
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def task_slug(steps: list[PathStep], seed: int, recipes: list[str]) -> str:
+    h = hashlib.sha256(f"{seed}|{'|'.join(s.skill_id + '@' + s.category for s in steps)}".encode()).hexdigest()[:10]
+    head = "-".join(dict.fromkeys(recipes))[:60].strip("-")
+    return re.sub(r"[^a-z0-9-]+", "-", f"{head}-{h}".lower())
+
+
+def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: str = "",
+                    *, force: list[str] | None = None) -> SynthesizedTask:
+    ctx, built = compose(steps, seed, force=force)
+    planned = plan_steps(steps)
+    recipes = [r.name for r, _, _ in built]
+    name = f"workbench/{task_slug(steps, seed, recipes)}"
+    category = planned[0][1]
+    difficulty = _difficulty(built)
+
+    # instruction.md
+    skills, seen = [], set()
+    for s, cat in planned:
+        if s.skill_id in seen:
+            continue
+        seen.add(s.skill_id)
+        desc = _first_sentence(s.description)
+        skills.append(f"**{s.skill_name.strip() or s.skill_id}** ({cat})" + (f": {desc}" if desc else ""))
+    titles = [f.title for _, _, f in built]
+    title = titles[0] if len(titles) == 1 else f"{titles[0]}, then {titles[-1][0].lower()}{titles[-1][1:]}"
+    context = ["You are working in a Linux container with everything under `/app`.",
+               f"This task has {len(built)} steps that form one pipeline: each step reads what the previous step produced,"
+               " so keep every file you create in place."]
+    notes = ["There is no network access; the tools you need (bash, coreutils, grep, sed, awk, python3 with its"
+             " standard library, jq, sqlite3, git, tar, gzip, bzip2, xz, zip, make, bc) are installed.",
+             "Do not change or delete files that an earlier step produced, and leave the files under `/app/input`"
+             " unchanged unless a step says to move them.",
+             "Sorting text means plain character-code order (as in the C locale) unless a step says otherwise.",
+             "Numbers rounded to two decimals are checked with a tolerance of 0.01.",
+             "Paths and names are exact: create files, folders, tables and keys with exactly the names given."]
+    sections = [(f.title, f.intro, f.checks) for _, _, f in built]
+    instruction = layout.render_instruction(title, context, skills, sections, notes)
+
+    # solution/solve.sh
+    solve = ["#!/bin/bash", "set -euo pipefail", "export LC_ALL=C", "cd /app", ""]
+    for k, (recipe, adapters, frag) in enumerate(built, 1):
+        names = "+".join([a.name for a in adapters] + [recipe.name])
+        solve += [f"# --- step {k} ({names}) ---", frag.solve.strip("\n"), "cd /app", ""]
+
+    tests = layout.render_tests(name, SYNTH_VERSION, [f.checks for _, _, f in built])
+
+    scenario_ids = list(dict.fromkeys(a for s, _ in planned for a in (s.src_anchor, s.dst_anchor) if a))
+    tags = list(dict.fromkeys(recipes + [a.name for _, ads, _ in built for a in ads] + [c for _, c in planned]))
+    meta = TaskMetadata(category=category, difficulty=difficulty, tags=tags, scenario_ids=scenario_ids,
+                        skill_ids=list(dict.fromkeys(s.skill_id for s, _ in planned)), recipes=recipes,
+                        path_id=path_id, seed=seed, provider="offline")
+    toml = render_toml(TaskToml(name=name, description=f"{title} ({len(built)} steps, offline recipes)",
+                                metadata=meta, agent_timeout_sec=float(300 + 300 * len(built)),
+                                verifier_timeout_sec=180.0))
+
+    files: dict[str, bytes | str] = {
+        "instruction.md": instruction,
+        "task.toml": toml,
+        "environment/Dockerfile": layout.render_dockerfile(base_image, ctx.docker_run),
+        "solution/solve.sh": "\n".join(solve) + "\n",
+        "tests/test.sh": layout.render_test_sh(),
+        "tests/test_outputs.py": tests,
+    }
+    for rel in sorted(ctx.env):
+        files[f"environment/app/{rel}"] = ctx.env[rel]
+    executables = {f"environment/app/{r}" for r in ctx.executables} | {"solution/solve.sh", "tests/test.sh"}
+    bundle = TaskBundle(files, executables)
+    bundle.validate()
+    return SynthesizedTask(bundle=bundle, name=name, category=category, difficulty=difficulty, recipes=recipes)

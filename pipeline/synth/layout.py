@@ -1,0 +1,193 @@
+"""The fixed parts of a synthesized bundle: Dockerfile, tests/test.sh, the pytest prelude,
+and how instruction.md and tests/test_outputs.py are laid out from the steps' fragments."""
+from __future__ import annotations
+
+import re
+
+from .recipes.base import Check
+
+TEST_SH = """#!/bin/bash
+mkdir -p /logs/verifier
+cd /app
+python3 -m pytest -q -p no:cacheprovider --junitxml=/logs/verifier/junit.xml -rA /tests/test_outputs.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+exit 0
+"""
+
+
+def render_dockerfile(base_image: str, run_lines: list[str] = ()) -> str:
+    lines = [f"FROM {base_image}", "STOPSIGNAL SIGKILL", "WORKDIR /app", "COPY app/ /app/"]
+    lines += [f"RUN {r}" for r in run_lines]
+    return "\n".join(lines) + "\n"
+
+
+def render_test_sh() -> str:
+    return TEST_SH
+
+
+# Helpers every generated test file starts with (stdlib + pytest only, Python 3.11).
+TEST_PRELUDE = '''import configparser
+import csv
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import stat
+import subprocess
+import tarfile
+import tempfile
+import zipfile
+from pathlib import Path
+
+
+def read_text(path):
+    return Path(path).read_text(encoding="utf-8")
+
+
+def read_lines(path):
+    """Non-blank lines, without line endings or trailing spaces."""
+    return [line.rstrip() for line in read_text(path).splitlines() if line.strip()]
+
+
+def read_table(path, fmt="csv"):
+    """(column names, rows as dicts) from a CSV, TSV, JSON-array or JSON Lines file."""
+    if fmt in ("csv", "tsv"):
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh, delimiter="," if fmt == "csv" else "\\t")
+            rows = list(reader)
+            return [c.strip() for c in (reader.fieldnames or [])], [
+                {(k or "").strip(): v for k, v in r.items()} for r in rows]
+    if fmt == "json":
+        data = json.loads(read_text(path))
+        assert isinstance(data, list), f"{path}: expected a JSON array"
+    else:
+        data = [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
+    assert all(isinstance(r, dict) for r in data), f"{path}: expected objects"
+    return (list(data[0].keys()) if data else []), data
+
+
+def same(actual, expected, tol=0.011):
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        try:
+            return abs(float(actual) - float(expected)) <= tol
+        except (TypeError, ValueError):
+            return False
+    return str(actual).strip() == str(expected)
+
+
+def check_rows(rows, columns, expected, ordered=True, tol=0.011):
+    """Compare rows (dicts) with expected value lists, in order or as a multiset."""
+    got = [[r.get(c) for c in columns] for r in rows]
+    assert len(got) == len(expected), f"expected {len(expected)} rows, found {len(got)}"
+    if ordered:
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert all(same(a, b, tol) for a, b in zip(g, e)), f"row {i + 1}: {g} does not match expected {e}"
+        return
+    left = list(got)
+    for e in expected:
+        hit = next((g for g in left if all(same(a, b, tol) for a, b in zip(g, e))), None)
+        assert hit is not None, f"no row matches expected {e}"
+        left.remove(hit)
+
+
+def sha256_of(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def files_under(root):
+    """Relative paths of the regular files under root, sorted."""
+    root = Path(root)
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+
+def same_files(a, b):
+    """True when a and b (two files or two folders) hold identical files."""
+    a, b = Path(a), Path(b)
+    if not (a.exists() and b.exists()):
+        return False
+    if a.is_file() or b.is_file():
+        return a.is_file() and b.is_file() and a.read_bytes() == b.read_bytes()
+    names = files_under(a)
+    return names == files_under(b) and all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
+
+
+def mode_of(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+CRON_NAMES = {n: i for i, n in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])}
+CRON_NAMES.update({n: i + 1 for i, n in enumerate(["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+                                                    "sep", "oct", "nov", "dec"])})
+
+
+def cron_field(field, lo, hi):
+    """The sorted values a crontab time field matches (lists, ranges, steps and names)."""
+    out = set()
+    for part in field.lower().split(","):
+        step = 1
+        if "/" in part:
+            part, s = part.split("/")
+            step = int(s)
+        conv = lambda x: CRON_NAMES[x] if x in CRON_NAMES else int(x)  # noqa: E731
+        if part == "*":
+            a, b = lo, hi
+        elif "-" in part:
+            a, b = (conv(x) for x in part.split("-"))
+        else:
+            a = conv(part)
+            b = hi if step != 1 else a
+        assert lo <= a <= b <= hi, f"field {field!r} is out of range {lo}-{hi}"
+        out.update(range(a, b + 1, step))
+    return sorted(out)
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+'''
+
+
+def _indent(code: str, n: int = 4) -> str:
+    pad = " " * n
+    return "\n".join(pad + line if line.strip() else "" for line in code.strip("\n").splitlines())
+
+
+def docstring(sentence: str) -> str:
+    """A requirement sentence as a test docstring: the same words, without Markdown backticks
+    (the rubric compares docstrings with the instruction's sentences as plain text)."""
+    return sentence.replace("`", "")
+
+
+def render_tests(task_name: str, version: str, steps_checks: list[list[Check]]) -> str:
+    out = [f'"""Checks for {task_name} (offline synthesizer v{version}); one test per requirement."""',
+           TEST_PRELUDE]
+    seen: set[str] = set()
+    for k, checks in enumerate(steps_checks, 1):
+        for check in checks:
+            for short, body in check.tests:
+                name = re.sub(r"[^a-z0-9_]+", "_", f"test_s{k}_{short}".lower())
+                base, n = name, 2
+                while name in seen:
+                    name, n = f"{base}_{n}", n + 1
+                seen.add(name)
+                out.append(f'\ndef {name}():\n    """{docstring(check.sentence)}"""\n{_indent(body)}\n')
+    return "\n".join(out)
+
+
+def render_instruction(title: str, context: list[str], skills: list[str], sections: list[tuple[str, str, list[Check]]],
+                       notes: list[str]) -> str:
+    parts = [f"# {title}", "", " ".join(context), ""]
+    if skills:
+        parts += ["Skills this task exercises:", ""] + [f"- {s}" for s in skills] + [""]
+    n = 1
+    for k, (step_title, intro, checks) in enumerate(sections, 1):
+        parts += [f"## Step {k}: {step_title}", ""]
+        if intro:
+            parts += [intro, ""]
+        for c in checks:
+            parts.append(f"{n}. {c.sentence}")
+            n += 1
+        parts.append("")
+    parts += ["## Notes", ""] + [f"- {x}" for x in notes] + [""]
+    return "\n".join(parts)

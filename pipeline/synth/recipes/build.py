@@ -1,0 +1,209 @@
+"""software-build-debug families: fix a buggy report script; finish a broken Makefile."""
+from __future__ import annotations
+
+from .base import Artifact, Check, Fragment, Recipe, StepContext, Table, describe, register, stem_of
+from .common import t_rows, table_output_checks
+from .seeds import seed_records
+
+SCRIPT = '''#!/usr/bin/env python3
+"""Summarise a table: one row per group with the number of rows and the sum of a column.
+
+usage: summarize.py INPUT OUTPUT --by COLUMN --sum COLUMN
+INPUT may be .csv, .tsv, .json (an array of objects) or .jsonl; OUTPUT is CSV with the
+columns <by>,count,total sorted by total (largest first), ties by <by> ascending.
+"""
+import argparse
+import csv
+import json
+
+
+def read_rows(path):
+    if path.endswith(".json"):
+        with open(path) as fh:
+            return json.load(fh)
+    if path.endswith(".jsonl"):
+        with open(path) as fh:
+            return [json.loads(line) for line in fh if line.strip()]
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\\t" if path.endswith(".tsv") else ","))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("input")
+    ap.add_argument("output")
+    ap.add_argument("--by", required=True)
+    ap.add_argument("--sum", required=True)
+    args = ap.parse_args()
+    rows = read_rows(args.input)
+    %(rows_line)s
+    totals, counts = {}, {}
+    for row in rows:
+        key = str(row[args.by])
+        counts[key] = counts.get(key, 0) + 1
+        %(total_line)s
+    result = sorted(totals.items(), key=lambda kv: (%(sort_key)s, kv[0]))
+    with open(args.output, "w", newline="") as fh:
+        out = csv.writer(fh, lineterminator="\\n")
+        out.writerow([args.by, "count", "total"])
+        for key, total in result:
+            out.writerow([key, counts[key], %(emit)s])
+
+
+if __name__ == "__main__":
+    main()
+'''
+GOOD = {"rows_line": "rows = [r for r in rows if r]",
+        "total_line": "totals[key] = totals.get(key, 0.0) + float(row[args.sum])",
+        "sort_key": "-kv[1]", "emit": "round(total, 2)"}
+BUGS = {"drops-last": ("rows_line", "rows = rows[:-1]  # skip the trailer line"),
+        "truncates": ("total_line", "totals[key] = totals.get(key, 0) + int(float(row[args.sum]))"),
+        "ascending": ("sort_key", "kv[1]"),
+        "rounds": ("emit", "int(round(total))")}
+
+
+def _fits(a: Artifact) -> bool:
+    t = a.table if a.kind == "records" else None
+    return bool(t) and a.exact and len(t.rows) >= 4 and any(
+        g for g in t.groupable() if t.type_of(g) == "str" and g not in ("count", "total")) and bool([n for n in t.numeric() if n not in t.groupable()])
+
+
+def _summ(rows, gi, ni):
+    tot, cnt = {}, {}
+    for r in rows:
+        tot[str(r[gi])] = tot.get(str(r[gi]), 0.0) + float(r[ni])
+        cnt[str(r[gi])] = cnt.get(str(r[gi]), 0) + 1
+    return sorted(((k, cnt[k], round(v, 2)) for k, v in tot.items()), key=lambda r: (-r[2], r[0]))
+
+
+SAMPLE = [("alpha", 2.5), ("beta", 10.25), ("alpha", 4.75), ("gamma", 1.5), ("beta", 0.5), ("gamma", 3.25),
+          ("gamma", 7.5)]
+
+
+def _script_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng, t = ctx.rng, a.table
+    g = rng.choice([c for c in t.groupable() if t.type_of(c) == "str" and c not in ("count", "total")])
+    num = rng.choice([n for n in t.numeric() if n not in t.groupable()])
+    gi, ni = t.columns.index(g), t.columns.index(num)
+    good = _summ(t.rows, gi, ni)
+    # A bug that visibly changes this data's result (and the hidden sample's).
+    bugs = [b for b in sorted(BUGS) if b != "truncates" or any(float(v) != int(float(v)) for v in t.col(num))]
+    bugs = [b for b in bugs if b != "rounds" or any(r[2] != int(round(r[2])) for r in good)]
+    bug = rng.choice(bugs)
+    field, bad_line = BUGS[bug]
+    script = ctx.add_input(ctx.claim("/app/tools/summarize.py"), SCRIPT % {**GOOD, field: bad_line}, executable=True)
+    path = ctx.claim(f"/app/out/{stem_of(a)}_{g}_totals.csv")
+    out = Artifact("records", path, fmt="csv", table=Table((g, "count", "total"), ("str", "int", "float"), tuple(good)),
+                   label=f"{a.label}_{g}_totals")
+    usage = f"python3 {script} {a.path} {path} --by {g} --sum {num}"
+    checks = table_output_checks(out, a.path, "by `total` from largest to smallest, breaking ties by `" + g + "` ascending",
+                                 [list(r) for r in good],
+                                 f"Produce `{path}` by running the fixed script on `{a.path}` with the options "
+                                 f"`--by {g} --sum {num}`, so that it holds one row per `{g}` with the number of rows "
+                                 f"as `count` and the sum of `{num}` rounded to 2 decimals as `total`.")
+    sample = "".join(f"{k},{v}\n" for k, v in SAMPLE)
+    expected = _summ(SAMPLE, 0, 1)
+    checks.append(Check(f"Fix `{script}` so that for any input it does what its docstring says, keeping its command-line "
+                        f"interface.",
+                        [("script_fixed", f"d = tempfile.mkdtemp()\nPath(d, 'in.csv').write_text('team,hours\\n' + {sample!r})\n"
+                                          f"p = run(['python3', {script!r}, d + '/in.csv', d + '/out.csv', '--by', 'team', '--sum', 'hours'])\n"
+                                          f"assert p.returncode == 0, p.stderr\ncols, rows = read_table(d + '/out.csv')\n"
+                                          f"check_rows(rows, ['team', 'count', 'total'], {[list(r) for r in expected]!r})")]))
+    solve = (f"python3 - <<'PY'\nfrom pathlib import Path\np = Path({script!r})\n"
+             f"p.write_text(p.read_text().replace({bad_line!r}, {GOOD[field]!r}))\nPY\n"
+             f"mkdir -p /app/out\n{usage}")
+    intro = (f"`{script}` summarises tables like {describe(a)}, but people report that its totals are wrong.")
+    return Fragment("Debug the summary script", intro, checks, solve, out)
+
+
+register(Recipe("script-debug", "software-build-debug", "Fix a buggy script", _fits, lambda ctx: seed_records(ctx),
+                _script_build, weight=2, consumes="records"))
+
+
+# --- makefile-build -------------------------------------------------------------------------------
+
+TOJSON = '''#!/usr/bin/env python3
+"""Convert a CSV/TSV/JSON/JSON Lines table to a JSON array of objects.
+
+usage: tojson.py [--numbers COL,COL...] INPUT OUTPUT   (listed columns become JSON numbers)
+"""
+import argparse
+import csv
+import json
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--numbers", default="")
+ap.add_argument("input")
+ap.add_argument("output")
+args = ap.parse_args()
+nums = set(filter(None, args.numbers.split(",")))
+if args.input.endswith(".json"):
+    rows = json.load(open(args.input))
+elif args.input.endswith(".jsonl"):
+    rows = [json.loads(line) for line in open(args.input) if line.strip()]
+else:
+    rows = list(csv.DictReader(open(args.input, newline=""), delimiter="\\t" if args.input.endswith(".tsv") else ","))
+
+
+def num(v):
+    f = float(v)
+    return int(f) if f == int(f) and "." not in str(v) else f
+
+
+out = [{k: (num(v) if k in nums else str(v)) for k, v in r.items()} for r in rows]
+with open(args.output, "w") as fh:
+    json.dump(out, fh, indent=2)
+    fh.write("\\n")
+'''
+
+
+def _make_build(ctx: StepContext, a: Artifact) -> Fragment:
+    t = a.table
+    root = ctx.claim("/app/build")
+    stem = stem_of(a)
+    ctx.add_input(f"{root}/tools/tojson.py", TOJSON, executable=True)
+    target = f"dist/{stem}.json"
+    broken = (f"# Build the JSON export of {stem} (unfinished)\nSRC = {a.path}\n\nall: {target}\n\n"
+              f"{target}: $(SRC)\n    python3 tools/tojson.py $(SRC) $@\n")
+    ctx.add_input(f"{root}/Makefile", broken)
+    nums = t.numeric()
+    built = f"{root}/{target}"
+    out = a.moved(built, fmt="json")
+    numbers = ", ".join(f"`{c}`" for c in nums) or "no columns"
+    checks = [c for c in table_output_checks(
+        out, a.path, "in the same order as the rows of the input", [list(r) for r in t.rows],
+        f"Finish `{root}/Makefile` so that running `make` in `{root}` (default target `all`) builds `{built}` by "
+        f"running `tools/tojson.py` on `{a.path}` with {numbers} passed as numbers.") if not c.sentence.startswith("Order the rows")]
+    checks.insert(1, Check(f"Keep the objects of `{built}` in the order of the rows of `{a.path}`.",
+                           [("order", t_rows(built, "json", list(t.columns), [list(r) for r in t.rows], True))]))
+    tmp = (f"d = tempfile.mkdtemp()\nshutil.copytree({root!r}, d + '/b', symlinks=True)\n")
+    checks += [
+        Check(f"Also build `{built}.gz`, a gzip-compressed copy of `{built}`, as part of `all`.",
+              [("gzip", f"import gzip\nassert gzip.decompress(Path({built + '.gz'!r}).read_bytes()) == Path({built!r}).read_bytes()")]),
+        Check(f"After a build, `make -q` in `{root}` must report that everything is up to date.",
+              [("uptodate", f"assert run(['make', '-q', '-C', {root!r}]).returncode == 0")]),
+        Check(f"Make the outputs depend on `{a.path}` and on `tools/tojson.py`, so that a change to either triggers a rebuild.",
+              [("deps", tmp + f"assert run(['make', '-q', '-C', d + '/b']).returncode == 0\n"
+                              f"assert run(['make', '-q', '-C', d + '/b', '-W', {a.path!r}]).returncode != 0\n"
+                              f"tool = Path(d + '/b/tools/tojson.py')\nos.utime(tool, (tool.stat().st_atime, tool.stat().st_mtime + 3600))\n"
+                              f"assert run(['make', '-q', '-C', d + '/b']).returncode != 0")]),
+        Check("Add a `clean` target that deletes the `dist` folder, after which `make` rebuilds everything.",
+              [("clean", tmp + f"assert run(['make', '-C', d + '/b', 'clean']).returncode == 0\n"
+                               f"assert not os.path.exists(d + '/b/dist')\n"
+                               f"assert run(['make', '-C', d + '/b']).returncode == 0\n"
+                               f"assert Path(d + '/b/{target}').read_bytes() == Path({built!r}).read_bytes()")]),
+    ]
+    flag = f" --numbers {','.join(nums)}" if nums else ""
+    mk = (f"SRC = {a.path}\\n\\n.PHONY: all clean\\n\\nall: {target} {target}.gz\\n\\n"
+          f"{target}: $(SRC) tools/tojson.py\\n\\tmkdir -p dist\\n\\tpython3 tools/tojson.py{flag} $(SRC) $@\\n\\n"
+          f"{target}.gz: {target}\\n\\tgzip -9 -n -c $< > $@\\n\\n"
+          f"clean:\\n\\trm -rf dist\\n")
+    solve = f"printf '{mk}' > {root}/Makefile\nmake -C {root}"
+    intro = (f"`{root}` turns {describe(a)} into JSON with the helper `tools/tojson.py`, but its `Makefile` is unfinished "
+             f"and does not run.")
+    return Fragment("Fix the Makefile", intro, checks, solve, out)
+
+
+register(Recipe("makefile-build", "software-build-debug", "Finish a Makefile",
+                lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 1, lambda ctx: seed_records(ctx),
+                _make_build, weight=2, consumes="records"))

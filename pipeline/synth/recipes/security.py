@@ -1,0 +1,131 @@
+"""security-permissions families: lock down a deployment folder's modes; redact secrets from an
+environment file."""
+from __future__ import annotations
+
+import re
+
+from .base import Artifact, Check, Fragment, Recipe, StepContext, describe, register, stem_of
+from .formats import render_lines
+from .seeds import PRODUCTS, seed_any
+
+
+def _lockdown_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng = ctx.rng
+    root = ctx.claim("/app/deploy")
+    prod = rng.choice(PRODUCTS)
+    seeded = {"run.sh": f"#!/bin/sh\nexec /usr/bin/env {prod}-server --config config/app.env\n",
+              "config/app.env": f"DB_PASSWORD={rng.getrandbits(64):016x}\nPORT={rng.randint(8000, 9000)}\n",
+              "public/index.html": f"<h1>{prod}</h1>\n", "public/style.css": "h1 { color: teal; }\n",
+              "README.txt": "Deployment folder. Keep secrets private.\n"}
+    for rel, text in seeded.items():
+        ctx.add_input(f"{root}/{rel}", text)
+    # Start from a sloppy state: secrets world-readable and writable, the script not executable.
+    ctx.docker_run.append(f"chmod 0666 {root}/config/app.env && chmod 0777 {root}/public/style.css {root}/public "
+                          f"&& chmod 0644 {root}/run.sh")
+    private = f"{root}/private"
+    name = a.basename
+    copied = [f"private/{name}/{rel}" for rel in a.names()] if a.kind == "tree" else [f"private/{name}"]
+    modes = {"run.sh": "750", "config/app.env": "600", "public/index.html": "644", "public/style.css": "644",
+             "README.txt": "644"}
+    modes.update({p: "600" for p in copied})
+    listing = ctx.claim(f"/app/out/{stem_of(a)}_deploy_modes.txt")
+    expected = [f"{modes[p]} {p}" for p in sorted(modes)]
+    checks = [
+        Check(f"Copy `{a.path}` to `{private}/{name}`.",
+              [("copied", f"assert same_files({private + '/' + name!r}, {a.path!r})")]),
+        Check(f"Give `{private}` and every folder inside it mode 0700 and every file inside it mode 0600.",
+              [("private", f"assert mode_of({private!r}) == 0o700\nfor p in Path({private!r}).rglob('*'):\n"
+                           f"    assert mode_of(p) == (0o700 if p.is_dir() else 0o600), (p, oct(mode_of(p)))")]),
+        Check(f"Make `{root}/run.sh` executable by its owner and group only, with mode 0750.",
+              [("script", f"assert mode_of({root + '/run.sh'!r}) == 0o750")]),
+        Check(f"Restrict `{root}/config/app.env` to mode 0600.",
+              [("secrets", f"assert mode_of({root + '/config/app.env'!r}) == 0o600")]),
+        Check(f"Give `{root}/public` mode 0755 and every file in it mode 0644.",
+              [("public", f"assert mode_of({root + '/public'!r}) == 0o755\nfor p in Path({root + '/public'!r}).iterdir():\n"
+                          f"    assert mode_of(p) == 0o644, p")]),
+        Check(f"Leave nothing under `{root}` writable by others.",
+              [("world", f"for p in [Path({root!r}), *Path({root!r}).rglob('*')]:\n    assert not mode_of(p) & 0o002, p")]),
+        Check(f"Write `{listing}` with one line per regular file under `{root}` giving its three-digit octal mode, a space "
+              f"and its path relative to `{root}`, sorted by path.",
+              [("listing", f"assert read_lines({listing!r}) == {expected!r}")]),
+    ]
+    solve = f"""mkdir -p {private} /app/out
+cp -r {a.path} {private}/{name}
+chmod 0700 {private}
+find {private} -mindepth 1 -type d -exec chmod 0700 {{}} +
+find {private} -type f -exec chmod 0600 {{}} +
+chmod 0750 {root}/run.sh
+chmod 0600 {root}/config/app.env
+chmod 0755 {root}/public
+chmod 0644 {root}/public/*
+(cd {root} && find . -type f -printf '%m %P\\n' | sort -k2) > {listing}"""
+    intro = (f"`{root}` holds a service about to be deployed; its file modes are sloppy. "
+             f"Put {describe(a)} into its private area and fix the modes.")
+    return Fragment("Lock down the deployment folder", intro, checks, solve, a.moved(f"{private}/{name}"))
+
+
+register(Recipe("permissions-lockdown", "security-permissions", "Lock down file modes", lambda a: True, seed_any,
+                _lockdown_build, weight=2, universal=True, consumes="any"))
+
+
+# --- secret-redact ----------------------------------------------------------------------------
+
+SECRET_RE = re.compile(r"^([A-Z0-9_]*(PASSWORD|SECRET|TOKEN)[A-Z0-9_]*|[A-Z0-9_]*_KEY)=")
+
+
+def seed_env(ctx: StepContext) -> Artifact:
+    rng = ctx.rng
+    hexv = lambda n: f"{rng.getrandbits(4 * n):0{n}x}"   # noqa: E731
+    pairs = [("APP_NAME", rng.choice(PRODUCTS)), ("PORT", str(rng.randint(3000, 9000))), ("DB_HOST", "db.internal"),
+             ("DB_PASSWORD", hexv(16)), ("STRIPE_SECRET", "sk_live_" + hexv(20)), ("API_KEY", hexv(24)),
+             ("SESSION_TOKEN_TTL", str(rng.choice([900, 3600]))), ("PUBLIC_KEY_PATH", "/etc/ssl/certs/service.pem"),
+             ("LOG_LEVEL", rng.choice(["info", "debug"])), ("GITHUB_TOKEN", "ghp_" + hexv(20)),
+             ("CACHE_URL", "redis://cache:6379/0"), ("SIGNING_KEY", hexv(32)), ("KEYCLOAK_REALM", "staff")]
+    pairs = rng.sample(pairs, rng.randint(9, len(pairs)))
+    lines = ["# service configuration"]
+    for i, (k, v) in enumerate(pairs):
+        if i and rng.random() < 0.2:
+            lines.append(f"# {k.split('_')[0].lower()} settings")
+        lines.append(f"{k}={v}")
+    path = ctx.claim("/app/input/service.env")
+    ctx.add_input(path, render_lines(lines))
+    return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="env", label="service")
+
+
+def _redact_build(ctx: StepContext, a: Artifact) -> Fragment:
+    out_path = ctx.claim(f"/app/out/{stem_of(a)}.redacted.env")
+    keys_path = ctx.claim(f"/app/out/{stem_of(a)}_redacted_keys.txt")
+    red, keys, secrets = [], [], []
+    for line in a.lines:
+        m = SECRET_RE.match(line)
+        if m:
+            red.append(f"{m.group(1)}=REDACTED")
+            keys.append(m.group(1))
+            if line.split("=", 1)[1] != "REDACTED":
+                secrets.append(line.split("=", 1)[1])
+        else:
+            red.append(line)
+    nonblank = [x for x in red if x.strip()]
+    checks = [
+        Check(f"Write `{out_path}` as a copy of `{a.path}` in which the value of every variable whose name contains "
+              f"`PASSWORD`, `SECRET` or `TOKEN` or ends with `_KEY` is replaced by `REDACTED`.",
+              [("redacted", f"lines = read_lines({out_path!r})\nfor k in {keys!r}:\n    assert k + '=REDACTED' in lines, k")]),
+        Check(f"Keep every other line of `{a.path}`, comments included, unchanged and in the same order in `{out_path}`.",
+              [("kept", f"assert read_lines({out_path!r}) == {nonblank!r}")]),
+        Check(f"Make sure no secret value from `{a.path}` appears anywhere in `{out_path}`.",
+              [("no_leak", f"text = read_text({out_path!r})\nassert text.strip()\nfor s in {secrets!r}:\n    assert s not in text")]),
+        Check(f"Write `{keys_path}` listing the names of the redacted variables, sorted, one per line.",
+              [("keys", f"assert read_lines({keys_path!r}) == {sorted(keys)!r}")]),
+    ]
+    rx = r"^([A-Z0-9_]*(PASSWORD|SECRET|TOKEN)[A-Z0-9_]*|[A-Z0-9_]*_KEY)="
+    solve = (f"mkdir -p /app/out\nsed -E 's/{rx}.*/\\1=REDACTED/' {a.path} > {out_path}\n"
+             f"grep -oE '{rx}' {a.path} | sed 's/=$//' | sort > {keys_path}")
+    out = Artifact("lines", out_path, fmt="txt", lines=tuple(red), flavor="env", label=f"{a.label}_redacted")
+    return Fragment("Redact secrets", f"{describe(a)[0].upper()}{describe(a)[1:]} is about to be shared with another team.",
+                    checks, solve, out)
+
+
+register(Recipe("secret-redact", "security-permissions", "Redact secrets",
+                lambda a: a.kind == "lines" and a.flavor == "env" and a.exact and any(
+                    SECRET_RE.match(x) and not x.endswith("=REDACTED") for x in a.lines), seed_env, _redact_build,
+                weight=1, consumes="env file"))
