@@ -40,3 +40,15 @@ def scenario_graph_or_stop(ws: Workspace) -> tuple[dict, pd.DataFrame]:
         st.info("No scenario graph yet. Run `workbench scenarios infer` and then `workbench graph build`.")
         st.stop()
     return build, clusters
+
+
+def open_clicked_row(picked, view: pd.DataFrame, id_column: str, detail_key: str) -> None:
+    """A click on a dataframe row opens it in the detail view, once; the detail picker stays
+    free to change afterwards."""
+    rows = picked.selection.rows if picked else []
+    if rows and rows[0] < len(view):
+        clicked = view.iloc[rows[0]][id_column]
+        last_key = f"_last_click_{detail_key}"
+        if st.session_state.get(last_key) != clicked:
+            st.session_state[last_key] = clicked
+            st.session_state[detail_key] = clicked

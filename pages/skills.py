@@ -3,7 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import skills_view
-from pages.shared import provider_note, workspace
+from pages.shared import open_clicked_row, provider_note, workspace
 from pipeline.taxonomy import CATEGORIES
 from workbench.config import default_author
 from workbench.models import CurationChange
@@ -38,13 +38,7 @@ picked = st.dataframe(view, hide_index=True, width="stretch", height=320, key="s
                       column_config={"flagged_rules": st.column_config.ListColumn("flagged"),
                                      "n_steps": st.column_config.NumberColumn("steps"),
                                      "id": None})
-rows = picked.selection.rows if picked else []
-if rows and rows[0] < len(view):
-    # A click on a row opens it below, once; the picker stays free to change afterwards.
-    clicked = view.iloc[rows[0]]["id"]
-    if st.session_state.get("_last_click") != clicked:
-        st.session_state["_last_click"] = clicked
-        st.session_state["detail_skill"] = clicked
+open_clicked_row(picked, view, "id", "detail_skill")
 
 # --- bulk ------------------------------------------------------------------
 with st.expander(f"Set the status of all {len(shown)} shown skills"):

@@ -4,7 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from analysis import tasks_view as tv
-from pages.shared import provider_note, workspace
+from pages.shared import open_clicked_row, provider_note, workspace
 from workbench.sandbox.bundle import BundleError, read_bundle
 from workbench.store import skills as skill_store
 from workbench.store import tasks as store
@@ -76,13 +76,7 @@ picked = st.dataframe(view, hide_index=True, width="stretch", height=300, key="t
                                      "skill_names": st.column_config.ListColumn("source skills"),
                                      "created_at": st.column_config.DatetimeColumn("created"),
                                      "task_id": None})
-rows = picked.selection.rows if picked else []
-if rows and rows[0] < len(view):
-    # A click on a row opens it below, once; the picker stays free to change afterwards.
-    clicked = view.iloc[rows[0]]["task_id"]
-    if st.session_state.get("_last_task_click") != clicked:
-        st.session_state["_last_task_click"] = clicked
-        st.session_state["detail_task"] = clicked
+open_clicked_row(picked, view, "task_id", "detail_task")
 
 # --- one task ------------------------------------------------------------------------------------
 st.subheader("Task")

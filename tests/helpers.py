@@ -31,13 +31,6 @@ def cli(*args, env=None, timeout=180):
                           env={**clean, **(env or {})}, timeout=timeout)
 
 
-SUM_TEST_SH = """#!/bin/bash
-mkdir -p /logs/verifier
-cd /app
-python3 -m pytest -q -p no:cacheprovider --junitxml=/logs/verifier/junit.xml -rA /tests/test_outputs.py
-if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
-exit 0
-"""
 SUM_SENTENCE = "Write the sum of the numbers in /app/numbers.txt to /app/sum.txt."
 
 
@@ -45,6 +38,7 @@ def sum_bundle(solve: str = "python3 -c \"print(sum(int(x) for x in open('/app/n
                *, numbers: str = "1\n2\n3\n", dockerfile_extra: str = "", agent_timeout: float = 30,
                verifier_timeout: float = 30, name: str = "workbench/sum-numbers", extra_files: dict | None = None):
     """A small, valid task bundle (sum of numbers) whose solution can be swapped for a hostile one."""
+    from pipeline.synth.layout import TEST_SH
     from workbench.sandbox.base_image import base_image_name
     from workbench.sandbox.bundle import TaskBundle
     from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
@@ -57,7 +51,7 @@ def sum_bundle(solve: str = "python3 -c \"print(sum(int(x) for x in open('/app/n
                                   + dockerfile_extra,
         "environment/app/numbers.txt": numbers,
         "solution/solve.sh": "#!/bin/bash\nset -e\n" + solve + "\n",
-        "tests/test.sh": SUM_TEST_SH,
+        "tests/test.sh": TEST_SH,
         "tests/test_outputs.py": (f'def test_sum():\n    """{SUM_SENTENCE}"""\n'
                                   f'    assert open("/app/sum.txt").read().strip() == "{expected}"\n'),
     }
