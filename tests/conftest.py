@@ -61,13 +61,6 @@ def graph_workspace(graph_workspace_template, tmp_path) -> Workspace:
 def no_sandbox_container_outlives_the_suite():
     """After the whole run, no container made by the sandbox may be left on the engine."""
     yield
-    import os
-
-    from workbench.sandbox.engine import LABEL, OWNER_LABEL, _pid_alive, connect
-    client = connect()
-
-    def orphaned(c) -> bool:   # ours, or of a process that is gone (another live run is not ours)
-        pid = c.labels.get(OWNER_LABEL, ":").rpartition(":")[2]
-        return not pid.isdigit() or int(pid) == os.getpid() or not _pid_alive(int(pid))
-    left = [c for c in client.containers.list(all=True, filters={"label": LABEL}) if orphaned(c)]
-    assert not left, f"sandbox containers left after the suite: {[c.name for c in left]}"
+    from workbench.sandbox.engine import Engine
+    left = Engine().orphaned_containers()
+    assert not left, f"sandbox containers left after the suite: {[c['Names'] for c in left]}"

@@ -255,19 +255,32 @@ class Engine:
                 pass
         return len(live)
 
+    def sandbox_containers(self) -> list[dict]:
+        """Every sandbox container on the engine, as the list endpoint returns them (no
+        per-container inspect, so one vanishing meanwhile does not raise)."""
+        return self.client.api.containers(all=True, filters={"label": LABEL})
+
+    def orphaned_containers(self) -> list[dict]:
+        """Sandbox containers of this process or of a process on this host that is gone."""
+        host, out = socket.gethostname(), []
+        for c in self.sandbox_containers():
+            h, _, pid = (c.get("Labels") or {}).get(OWNER_LABEL, "").partition(":")
+            mine = pid == str(os.getpid()) and h == host
+            if mine or not (h == host and pid.isdigit() and _pid_alive(int(pid))):
+                out.append(c)
+        return out
+
     def sweep_stale(self) -> int:
         """Remove sandbox containers whose owning process on this host is gone."""
-        host = socket.gethostname()
+        import docker.errors
         removed = 0
-        for c in self.client.containers.list(all=True, filters={"label": LABEL}):
-            owner = c.labels.get(OWNER_LABEL, "")
-            h, _, pid = owner.partition(":")
-            if h == host and pid.isdigit() and _pid_alive(int(pid)):
-                continue
+        for c in self.orphaned_containers():
+            if (c.get("Labels") or {}).get(OWNER_LABEL) == _OWNER:
+                continue   # our own live work
             try:
-                c.remove(force=True)
+                self.client.api.remove_container(c["Id"], force=True)
                 removed += 1
-            except Exception:
+            except docker.errors.NotFound:
                 pass
         return removed
 

@@ -11,7 +11,7 @@ import tomllib
 import pytest
 
 from pipeline.synth.batch import run_synth
-from workbench.sandbox.engine import LABEL, Engine
+from workbench.sandbox.engine import Engine
 from workbench.sandbox.bundle import read_bundle
 from workbench.store import tasks as store
 from workbench.store.status import workspace_status
@@ -44,7 +44,7 @@ def test_batch_accepts_most_paths_and_stores_every_check(graph_workspace):
         assert meta["skill_ids"] == list(row.skill_ids) and meta["recipes"] == list(row.recipes)
     status = workspace_status(ws.db)
     assert status["tasks"]["accepted"] == len(accepted) and status["tasks"]["total"] == len(frame)
-    assert Engine().client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert Engine().orphaned_containers() == []
 
 
 def test_stop_then_resume_finishes_without_redoing_work(graph_workspace):
@@ -85,7 +85,7 @@ def test_killed_cli_run_resumes_and_leaves_no_container(graph_workspace):
     assert f"Run {run_id} finished" in r.stdout
     counts = store.stage_counts(ws.db, run_id)
     assert counts["verified"] + counts["failed"] == 6 and counts["sampled"] == counts["synthesized"] == 0
-    assert Engine().client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert Engine().orphaned_containers() == []
 
 
 def test_without_a_graph_the_error_says_what_to_do(workspace):
@@ -111,4 +111,4 @@ def test_ctrl_c_stops_at_once_and_keeps_finished_tasks(graph_workspace):
     assert run["status"] == "cancelled"
     counts = store.stage_counts(ws.db, run["run_id"])
     assert 1 <= counts["verified"] < 10
-    assert Engine().client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert Engine().orphaned_containers() == []

@@ -4,7 +4,7 @@ import time
 import pytest
 
 from pipeline.synth import jobs
-from workbench.sandbox.engine import LABEL, Engine
+from workbench.sandbox.engine import Engine
 from workbench.store import tasks as store
 
 pytestmark = pytest.mark.docker
@@ -32,7 +32,7 @@ def test_launch_then_cancel_stops_cleanly(graph_workspace):
     counts = store.stage_counts(ws.db, run_id)
     assert 1 <= counts["verified"] < 12          # kept what was finished, stopped before the end
     assert "progress verified=" in jobs.log_tail(ws, run_id)
-    assert Engine().client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert Engine().orphaned_containers() == []
     assert not jobs.cancel(ws, run_id)            # nothing left to cancel
 
 

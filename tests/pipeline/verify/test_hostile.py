@@ -8,7 +8,7 @@ from pipeline.verify.run import verify_bundle
 from tests.helpers import sum_bundle
 from workbench.models import TaskRecord
 from workbench.sandbox.bundle import BundleError, write_bundle
-from workbench.sandbox.engine import LABEL, Engine
+from workbench.sandbox.engine import Engine
 from workbench.store import tasks as store
 
 pytestmark = pytest.mark.docker
@@ -56,7 +56,7 @@ def test_hostile_bundles_are_contained_and_reported(workspace):
     frame = store.tasks_frame(workspace.db).set_index("task_id")
     assert frame.loc["good", "verdict"] == "accepted" and frame.loc["sleeper", "failed_check"] == "oracle"
     assert "ran past" in frame.loc["sleeper", "reason"]
-    assert engine.client.containers.list(all=True, filters={"label": LABEL}) == []
+    assert engine.orphaned_containers() == []
     assert {i.id for i in engine.client.images.list(filters={"dangling": True})} <= dangling_before
 
 
