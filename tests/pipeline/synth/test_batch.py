@@ -112,3 +112,9 @@ def test_ctrl_c_stops_at_once_and_keeps_finished_tasks(graph_workspace):
     counts = store.stage_counts(ws.db, run["run_id"])
     assert 1 <= counts["verified"] < 10
     assert Engine().orphaned_containers() == []
+
+
+def test_llm_provider_is_refused_with_advice(workspace):
+    with pytest.raises(ValueError, match="only the offline synthesizer exists so far; use --provider offline"):
+        run_synth(workspace, n_paths=2, provider="llm")
+    assert store.runs(workspace.db).empty     # refused before anything was recorded
