@@ -21,7 +21,7 @@ from . import layout
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
 
-SYNTH_VERSION = "1"
+SYNTH_VERSION = "2"
 MAX_STEPS = 5
 MAX_ADAPTERS = 3
 
@@ -50,11 +50,39 @@ def step_category(step: PathStep) -> str:
     return cat if cat in CATEGORIES else "file-operations"
 
 
-def _choose(rng: random.Random, cands: list[Recipe], used: list[str]) -> Recipe:
+def _choose(rng: random.Random, cands: list[Recipe], used: list[str], ahead=None) -> Recipe:
+    """Never the previous step's family when another fits; families not used yet in the task
+    when any fits; then those after which the next step has a different family to use (`ahead`);
+    specific families weighted over universal sinks."""
     cands = sorted(cands, key=lambda r: r.name)
-    # Prefer families not used yet in this task, and specific families over universal sinks.
-    weights = [(4 if r.name not in used else 1) * (1 if r.universal else 3) for r in cands]
+    if used:
+        cands = [r for r in cands if r.name != used[-1]] or cands
+    cands = [r for r in cands if r.name not in used] or cands
+    if ahead is not None and len(cands) > 1:
+        cands = [r for r in cands if ahead(r)] or cands
+    weights = [1 if r.universal else 3 for r in cands]
     return rng.choices(cands, weights)[0]
+
+
+def _leaves_a_choice(ctx: StepContext, art: Artifact | None, nxt: list[Recipe]):
+    """Predicate for `_choose`: after a dry run of the family, can a *different* family of the next
+    step's category read what it leaves (directly)? Avoids forcing the same family twice in a row."""
+    def ok(r: Recipe) -> bool:
+        trial = ctx.clone()
+        try:
+            out = r.build(trial, art if art is not None else r.seed(trial)).output
+        except SynthesisError:
+            return False
+        return any(n.name != r.name and n.accepts(out) for n in nxt)
+    return ok
+
+
+def task_title(titles: list[str]) -> str:
+    """The heading: the distinct step titles in order ("A, then b, then c"), at most three."""
+    distinct = list(dict.fromkeys(titles))
+    if len(distinct) > 3:
+        distinct = [distinct[0], distinct[1], distinct[-1]]
+    return ", then ".join([distinct[0]] + [t[0].lower() + t[1:] for t in distinct[1:]])
 
 
 def _adapter_route(ctx: StepContext, art: Artifact, cands: list[Recipe]) -> list[Recipe] | None:
@@ -110,15 +138,21 @@ def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
     for k, (step, cat) in enumerate(planned, 1):
         ctx.index, ctx.skill = k, step.skill_name
         family = by_category(cat)
+        nxt = by_category(planned[k][1]) if k < len(planned) else None
         adapters: list[Recipe] = []
         if force and k <= len(force) and force[k - 1]:
             recipe = REGISTRY[force[k - 1]]
             family = [recipe]
         if art is None:
-            recipe = family[0] if force else _choose(rng, family, used)
+            recipe = family[0] if force else _choose(rng, family, used,
+                                                     nxt and _leaves_a_choice(ctx, None, nxt))
             art = recipe.seed(ctx)
         else:
             fits = [r for r in family if r.accepts(art)]
+            others = [r for r in family if not used or r.name != used[-1]]
+            if fits and not force and not any(r in others for r in fits) and others:
+                # Only the previous step's family reads this artifact: bridge to another one instead.
+                adapters = _adapter_route(ctx, art, others) or []
             if not fits:
                 adapters = _adapter_route(ctx, art, family) or []
                 if not adapters:
@@ -130,7 +164,7 @@ def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
                 frags.append(frag)
                 art = frag.output
             fits = [r for r in family if r.accepts(art)]
-            recipe = fits[0] if force else _choose(rng, fits, used)
+            recipe = fits[0] if force else _choose(rng, fits, used, nxt and _leaves_a_choice(ctx, art, nxt))
         frag = recipe.build(ctx, art)
         out = frag.output
         if out.kind == "records" and len(set(out.table.columns)) != len(out.table.columns):
@@ -182,7 +216,7 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
         desc = _first_sentence(s.description)
         skills.append(f"**{s.skill_name.strip() or s.skill_id}** ({cat})" + (f": {desc}" if desc else ""))
     titles = [f.title for _, _, f in built]
-    title = titles[0] if len(titles) == 1 else f"{titles[0]}, then {titles[-1][0].lower()}{titles[-1][1:]}"
+    title = task_title(titles)
     context = ["You are working in a Linux container with everything under `/app`.",
                f"This task has {len(built)} steps that form one pipeline: each step reads what the previous step produced,"
                " so keep every file you create in place."]

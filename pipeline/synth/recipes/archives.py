@@ -215,3 +215,55 @@ PY"""
 
 register(Recipe("archive-extract-verify", "archives-compression", "Extract and verify an archive",
                 lambda a: a.kind == "archive", seed_release, _extract_build, weight=2, consumes="archive"))
+
+
+# --- archive-convert ---------------------------------------------------------------------------
+
+def _members_src(path: str, fmt: str) -> str:
+    """Test source defining members(p) -> {name: bytes} for the regular files of an archive at p."""
+    if fmt == "zip":
+        return ("def members(p):\n    with zipfile.ZipFile(p) as z:\n"
+                "        return {n: z.read(n) for n in z.namelist() if not n.endswith('/')}")
+    return ("def members(p):\n    with tarfile.open(p) as t:\n"
+            "        return {m.name.lstrip('./'): t.extractfile(m).read() for m in t.getmembers() if m.isfile()}")
+
+
+def _convert_build(ctx: StepContext, a: Artifact) -> Fragment:
+    to_zip = a.fmt != "zip"
+    fmt = "zip" if to_zip else "tar.gz"
+    stem = a.basename[: -len(a.fmt) - 1]
+    path = ctx.claim(f"/app/converted/{stem}.{fmt}")
+    listing = ctx.claim(f"/app/out/{stem}_members.txt")
+    src_members = _members_src(a.path, a.fmt).replace("def members(", "def src_members(")
+    dst_members = _members_src(path, fmt)
+    names = sorted(n for n, _ in a.files)
+    checks = [
+        Check(f"Create `{path}` as {FORMAT_WORDS[fmt]} holding the same regular files as `{a.path}`, under the same "
+              f"paths (no leading `./`).",
+              [("members", f"{src_members}\n{dst_members}\n"
+                           f"assert sorted(members({path!r})) == sorted(src_members({a.path!r}))"
+                           + (f"\nassert sorted(members({path!r})) == {names!r}" if a.exact else ""))]),
+        Check(f"Keep every file in `{path}` byte-identical to the same file in `{a.path}`, and leave `{a.path}` in "
+              f"place.",
+              [("content", f"{src_members}\n{dst_members}\nsrc, dst = src_members({a.path!r}), members({path!r})\n"
+                           f"assert dst and set(dst) == set(src)\nfor n in src:\n    assert dst[n] == src[n], n")]),
+        Check(f"Write `{listing}` listing the paths of the files in `{path}`, sorted, one per line.",
+              [("listing", f"{dst_members}\nassert read_lines({listing!r}) == sorted(members({path!r}))"
+                           + (f"\nassert read_lines({listing!r}) == {names!r}" if a.exact else ""))]),
+    ]
+    if to_zip:
+        solve = f"""rm -rf /tmp/convert && mkdir -p /tmp/convert /app/converted /app/out
+tar -xf {a.path} -C /tmp/convert
+(cd /tmp/convert && find . -type f | sed 's|^\\./||' | sort | zip -q -X {path} -@)"""
+    else:
+        solve = f"""rm -rf /tmp/convert && mkdir -p /tmp/convert /app/converted /app/out
+unzip -q {a.path} -d /tmp/convert
+(cd /tmp/convert && find . -type f | sed 's|^\\./||' | sort | tar -czf {path} -T -)"""
+    solve += f"\n(cd /tmp/convert && find . -type f | sed 's|^\\./||' | sort) > {listing}"
+    out = a.moved(path, fmt=fmt)
+    intro = (f"The receiving side wants {FORMAT_WORDS[fmt]}; convert {describe(a)} without changing its layout.")
+    return Fragment(f"Convert the archive to {'ZIP' if to_zip else 'tar.gz'}", intro, checks, solve, out)
+
+
+register(Recipe("archive-convert", "archives-compression", "Convert between tar and ZIP",
+                lambda a: a.kind == "archive", seed_release, _convert_build, weight=1, consumes="archive"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .base import Artifact, Check, Fragment, Recipe, StepContext, Table, describe, register, stem_of
 from .common import t_rows, table_output_checks
-from .seeds import seed_records
+from .seeds import seed_any, seed_records
 
 SCRIPT = '''#!/usr/bin/env python3
 """Summarise a table: one row per group with the number of rows and the sum of a column.
@@ -207,3 +207,156 @@ def _make_build(ctx: StepContext, a: Artifact) -> Fragment:
 register(Recipe("makefile-build", "software-build-debug", "Finish a Makefile",
                 lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 1, lambda ctx: seed_records(ctx),
                 _make_build, weight=2, consumes="records"))
+
+
+# --- unittest-fix --------------------------------------------------------------------------------
+
+COUNTER_BUGGY = '''#!/usr/bin/env python3
+"""Count the entries of a data file or folder and print them as JSON.
+
+usage: entrycount.py PATH  ->  {"path": PATH, "entries": N}
+
+Entries are: the data rows of a .csv/.tsv file (not its header), the objects of a .json
+array, the non-blank lines of any other file (.jsonl, logs, lists), and the regular files
+anywhere under a folder.
+"""
+import json
+import os
+import sys
+
+
+def count_entries(path):
+    if os.path.isdir(path):
+        return len([f for f in os.listdir(path) if os.path.isfile(os.path.join(path, f))])
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if path.endswith(".json"):
+        return len(json.loads(text))
+    lines = text.split("\\n")
+    if path.endswith((".csv", ".tsv")):
+        return len(lines)
+    return len(lines)
+
+
+def main(argv):
+    print(json.dumps({"path": argv[1], "entries": count_entries(argv[1])}))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+'''
+
+COUNTER_FIXED = '''def count_entries(path):
+    if os.path.isdir(path):
+        return sum(len([f for f in fs if os.path.isfile(os.path.join(d, f))]) for d, _, fs in os.walk(path))
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if path.endswith(".json"):
+        return len(json.loads(text))
+    lines = [l for l in text.splitlines() if l.strip()]
+    if path.endswith((".csv", ".tsv")):
+        return max(len(lines) - 1, 0)
+    return len(lines)
+'''
+
+COUNTER_TESTS = '''import json
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from entrycount import count_entries  # noqa: E402
+
+
+def write(folder, name, text):
+    path = os.path.join(folder, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return path
+
+
+class CountEntriesTest(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+
+    def test_csv_rows_exclude_the_header(self):
+        self.assertEqual(count_entries(write(self.dir, "a.csv", "id,n\\nx,1\\ny,2\\n")), 2)
+
+    def test_tsv_rows_exclude_the_header(self):
+        self.assertEqual(count_entries(write(self.dir, "a.tsv", "id\\tn\\nx\\t1\\n")), 1)
+
+    def test_json_array_objects(self):
+        self.assertEqual(count_entries(write(self.dir, "a.json", json.dumps([{"a": 1}, {"a": 2}, {"a": 3}]))), 3)
+
+    def test_text_counts_non_blank_lines(self):
+        self.assertEqual(count_entries(write(self.dir, "a.log", "one\\n\\n  \\ntwo\\nthree\\n")), 3)
+
+    def test_jsonl_with_trailing_newline(self):
+        self.assertEqual(count_entries(write(self.dir, "a.jsonl", '{"a": 1}\\n{"a": 2}\\n')), 2)
+
+    def test_folder_counts_files_recursively(self):
+        for name in ["a.txt", "sub/b.txt", "sub/deeper/c.txt"]:
+            write(self.dir, "tree/" + name, "x\\n")
+        self.assertEqual(count_entries(os.path.join(self.dir, "tree")), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
+'''
+
+
+def _entries(a: Artifact) -> int:
+    if a.kind == "records":
+        return len(a.table.rows)
+    if a.kind == "lines":
+        return sum(1 for x in a.lines if x.strip())
+    return len(a.files)
+
+
+def _unittest_build(ctx: StepContext, a: Artifact) -> Fragment:
+    import hashlib
+    tool = ctx.claim("/app/tools/entrycount")
+    ctx.add_input(f"{tool}/entrycount.py", COUNTER_BUGGY, executable=True)
+    ctx.add_input(f"{tool}/tests/test_entrycount.py", COUNTER_TESTS)
+    digest = hashlib.sha256(COUNTER_TESTS.encode()).hexdigest()
+    report = ctx.claim(f"/app/out/{stem_of(a)}_entries.json")
+    n = _entries(a)
+    extra = ("tmp = tempfile.mkdtemp()\n"
+             "for rel, text in [('t/a.csv', 'h\\n1\\n2\\n\\n'), ('t/x/y/z.txt', '\\nq\\n\\nr\\n'), ('t/x/w.json', '[1, 2]')]:\n"
+             "    os.makedirs(os.path.dirname(os.path.join(tmp, rel)), exist_ok=True)\n"
+             "    Path(tmp, rel).write_text(text)\n"
+             f"def count(p):\n    r = run(['python3', {tool + '/entrycount.py'!r}, p])\n"
+             "    assert r.returncode == 0, r.stderr\n    return json.loads(r.stdout)['entries']\n"
+             "assert [count(os.path.join(tmp, p)) for p in ['t/a.csv', 't/x/y/z.txt', 't/x/w.json', 't']] == [2, 2, 2, 3]")
+    checks = [
+        Check(f"Fix the bugs in `{tool}/entrycount.py` so that it does what its docstring says and the unit tests in "
+              f"`{tool}/tests` pass with `python3 -m unittest discover -s {tool}/tests`, without changing `{tool}/tests/test_entrycount.py`.",
+              [("unittests", f"r = run(['python3', '-m', 'unittest', 'discover', '-s', {tool + '/tests'!r}], cwd={tool!r})\n"
+                             f"assert r.returncode == 0, r.stderr[-2000:]\nassert 'Ran 6 tests' in r.stderr, r.stderr[-500:]\n"
+                             f"assert sha256_of({tool + '/tests/test_entrycount.py'!r}) == {digest!r}"),
+               ("behaviour", extra)]),
+        Check(f"Write the JSON object the fixed tool prints for `{a.path}` to `{report}`.",
+              [("report", f"data = json.loads(read_text({report!r}))\n"
+                          f"assert data == {{'path': {a.path!r}, 'entries': {n}}}, data")]),
+    ]
+    solve = f"""mkdir -p /app/out
+python3 - <<'PY'
+import re
+p = {tool + '/entrycount.py'!r}
+src = open(p).read()
+start = src.index("def count_entries(path):")
+end = src.index("def main(argv):")
+open(p, "w").write(src[:start] + {COUNTER_FIXED!r} + "\\n\\n" + src[end:])
+PY
+(cd {tool} && python3 -m unittest discover -s tests)
+python3 {tool}/entrycount.py {a.path} > {report}"""
+    intro = (f"`{tool}` holds a small command-line tool that reports how many entries a data file holds; its unit "
+             f"tests fail. Fix it, then use it on {describe(a)}.")
+    return Fragment("Fix the failing unit tests", intro, checks, solve, a)
+
+
+register(Recipe("unittest-fix", "software-build-debug", "Fix a tool until its unit tests pass",
+                lambda a: a.kind in ("records", "lines", "tree"), seed_any, _unittest_build, weight=2,
+                consumes="records, lines or a folder"))

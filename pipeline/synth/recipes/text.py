@@ -127,3 +127,64 @@ def seed_tickets(ctx: StepContext) -> Artifact:
 
 register(Recipe("regex-extract", "text-processing", "Extract tokens by pattern", lambda a: bool(_matches(a)),
                 seed_tickets, _extract_build, weight=1, consumes="any text"))
+
+
+# --- line-diff ------------------------------------------------------------------------------------
+
+def _diff_accepts(a: Artifact) -> bool:
+    distinct = {x.strip() for x in a.lines if x.strip()}
+    return a.kind == "lines" and len(distinct) >= 4
+
+
+def _diff_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng = ctx.rng
+    current = list(a.lines)
+    distinct = sorted({x.strip() for x in current if x.strip()})
+    # The previous version: a few of today's lines did not exist yet, and a few old ones were dropped since.
+    # (content lines, not comments, so the change summary has something for later steps to work on)
+    content = [x for x in distinct if not x.startswith("#")]
+    content = content if len(content) >= 3 else distinct
+    gone = set(rng.sample(content, rng.randint(1, min(3, len(content) - 2))))
+    old = [x for x in current if x.strip() not in gone]
+    retired = [f"{w}-{rng.randint(10, 99)}" for w in rng.sample(["legacy", "obsolete", "retired", "old", "stale"], rng.randint(1, 3))]
+    for r in retired:
+        old.insert(rng.randint(0, len(old)), r)
+    stem = stem_of(a)
+    old_path = ctx.claim(f"/app/previous/{a.basename}")
+    ctx.add_input(old_path, render_lines(old))
+    patch = ctx.claim(f"/app/out/{stem}.patch")
+    added_p = ctx.claim(f"/app/out/{stem}_added.txt")
+    removed_p = ctx.claim(f"/app/out/{stem}_removed.txt")
+    old_set = {x.strip() for x in old if x.strip()}
+    added = sorted({x.strip() for x in current if x.strip()} - old_set)
+    removed = sorted(old_set - {x.strip() for x in current if x.strip()})
+    checks = [
+        Check(f"Write `{patch}` as a unified diff that turns `{old_path}` into `{a.path}`, so that applying it with "
+              f"`patch` to a copy of `{old_path}` gives a file identical to `{a.path}`.",
+              [("patch", f"tmp = tempfile.mkdtemp()\ncopy = os.path.join(tmp, 'old.txt')\nshutil.copy({old_path!r}, copy)\n"
+                         f"text = read_text({patch!r})\nassert '@@' in text\n"
+                         f"r = run(['patch', '-s', copy, {patch!r}])\nassert r.returncode == 0, r.stdout + r.stderr\n"
+                         f"assert Path(copy).read_bytes() == Path({a.path!r}).read_bytes()")]),
+        Check(f"Leave `{old_path}` unchanged.",
+              [("old_kept", f"assert read_lines({old_path!r}) == {[x.rstrip() for x in old if x.strip()]!r}\n"
+                            f"assert Path({patch!r}).is_file()")]),
+        Check(f"Write `{added_p}` listing the distinct lines (ignoring blank lines and surrounding spaces) that are in "
+              f"`{a.path}` but not in `{old_path}`, sorted, one per line.",
+              [("added", f"assert read_lines({added_p!r}) == {added!r}")]),
+        Check(f"Write `{removed_p}` listing the distinct lines (ignoring blank lines and surrounding spaces) that are in "
+              f"`{old_path}` but not in `{a.path}`, sorted, one per line.",
+              [("removed", f"assert read_lines({removed_p!r}) == {removed!r}")]),
+    ]
+    solve = f"""mkdir -p /app/out
+diff -u {old_path} {a.path} > {patch} || [ $? -eq 1 ]
+norm() {{ sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$1" | grep -v '^$' | sort -u; }}
+comm -13 <(norm {old_path}) <(norm {a.path}) > {added_p}
+comm -23 <(norm {old_path}) <(norm {a.path}) > {removed_p}"""
+    out = Artifact("lines", added_p, fmt="txt", lines=tuple(added), flavor="text", label=f"{a.label}_added")
+    intro = (f"`{old_path}` is the version of {describe(a)} from the last release; "
+             f"produce a patch and a summary of what changed since.")
+    return Fragment("Diff against the last release", intro, checks, solve, out)
+
+
+register(Recipe("line-diff", "text-processing", "Diff two versions of a text file", _diff_accepts, seed_messy_list,
+                _diff_build, weight=1, consumes="lines"))
