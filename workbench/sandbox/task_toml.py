@@ -71,10 +71,12 @@ def render(t: TaskToml) -> str:
              _table("metadata", t.metadata.model_dump()),
              _table("verifier", {"timeout_sec": float(t.verifier_timeout_sec)}),
              _table("agent", {"timeout_sec": float(t.agent_timeout_sec)}),
-             # allow_internet is left out: Harbor's docker backend rejects no-network modes, so
-             # exported tasks keep the default and our own sandbox enforces isolation.
+             # allow_internet is written only when a task needs the network: Harbor's docker
+             # backend rejects no-network modes, so offline tasks keep Harbor's default and our
+             # own sandbox enforces their isolation.
              _table("environment", {"build_timeout_sec": float(t.build_timeout_sec), "cpus": t.cpus,
-                                    "memory_mb": t.memory_mb, "storage_mb": t.storage_mb})]
+                                    "memory_mb": t.memory_mb, "storage_mb": t.storage_mb,
+                                    "allow_internet": True if t.allow_internet else None})]
     return "\n\n".join(parts) + "\n"
 
 

@@ -25,3 +25,11 @@ def test_bad_names_and_bad_toml_say_where():
         TaskToml(name="NoSlash", metadata=TaskMetadata(category="git"))
     with pytest.raises(ValueError, match="bundle-x/task.toml: not valid TOML"):
         parse("[task\nname=", where="bundle-x/task.toml")
+
+
+def test_network_is_written_only_when_asked():
+    offline = TaskToml(name="workbench/a", metadata=TaskMetadata(category="git"))
+    online = TaskToml(name="workbench/b", metadata=TaskMetadata(category="git"), allow_internet=True)
+    assert "allow_internet" not in render(offline)
+    assert tomllib.loads(render(online))["environment"]["allow_internet"] is True
+    assert parse(render(online)).allow_internet and not parse(render(offline)).allow_internet
