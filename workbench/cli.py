@@ -88,7 +88,8 @@ def cmd_status(args) -> int:
 
 def ensure_demo(workspace: str | None) -> Workspace:
     """The demo workspace: the bundled corpus ingested, scenarios inferred offline, the
-    graph built and two sample batches drawn, so that every page has something to show.
+    graph built, two sample batches drawn and (with Docker) a first batch of verified tasks,
+    so that every page has something to show.
     Each part runs only when it is missing."""
     from pipeline.graph.build import build_graph
     from pipeline.graph.sample_run import sample
@@ -114,7 +115,35 @@ def ensure_demo(workspace: str | None) -> Workspace:
         for sampler in ("inverse-frequency", "random-walk"):
             sample(ws, sampler, 200, seed=1)
         err.print("Sampled 200 inverse-frequency and 200 random-walk paths.")
+    if status["tasks"]["total"] == 0:
+        _demo_tasks(ws)
     return ws
+
+
+DEMO_TASKS = 12
+
+
+def _demo_tasks(ws: Workspace) -> None:
+    """A first synthesis batch, when a Docker engine and the base image are at hand; without
+    them the demo still serves every other page and says how to get there."""
+    from pipeline.synth.batch import run_synth
+    from workbench.sandbox.base_image import base_image_name
+    from workbench.sandbox.engine import Engine, SandboxError
+    try:
+        engine = Engine()
+        ready = engine.image_exists(base_image_name())
+    except SandboxError:
+        ready = False
+    if not ready:
+        err.print("No Docker engine or base image: the demo has no synthesized tasks yet. "
+                  "`workbench doctor` says what is missing; then launch a batch on the Synthesis page.")
+        return
+    err.print(f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …")
+    progress, update = _progress("Synthesis", err.is_terminal)
+    with progress:
+        report = run_synth(ws, n_paths=DEMO_TASKS, seed=1, concurrency=2, engine=engine,
+                           progress=lambda r: update(r["verified"] + r["failed"], DEMO_TASKS, f"{r['accepted']} accepted"))
+    err.print(f"{report.accepted} of {report.sampled} tasks accepted.")
 
 
 def cmd_demo(args) -> int:

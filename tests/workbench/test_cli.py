@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from tests.helpers import cli, write_skill
+from workbench.cli import DEMO_TASKS
 from workbench.llm.replay_server import ReplayServer
 
 STATUS_SHAPE = {"skills": {"total", "accepted", "rejected", "pending"},
@@ -57,7 +58,11 @@ def test_demo_populates_every_stage_once(tmp_path):
     assert status["skills"]["total"] >= 200
     assert status["scenarios"]["skills_with_scenarios"] == status["skills"]["accepted"]
     assert status["scenarios"]["clusters"] > 0 and status["bridges"]["verified"] > 0
-    assert status["paths"]["total"] == 400
+    # two sample batches of 200, and the demo synthesis batch with its own paths
+    assert status["paths"]["total"] == 400 + DEMO_TASKS
+    # (two paths with the same steps make one task)
+    assert status["tasks"]["total"] >= DEMO_TASKS // 2
+    assert status["tasks"]["accepted"] >= 0.9 * status["tasks"]["total"]
     again = cli("--workspace", ws, "demo")
     assert again.returncode == 0 and again.stderr.strip() == ""  # nothing left to do, nothing redone
     assert json.loads(cli("--workspace", ws, "status", "--json").stdout) == status
