@@ -5,7 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-system.sh
 scripts/setup-python.sh dev
-# The base image is tagged by its recipe's hash: an unchanged recipe is not built again.
-.venv/bin/workbench images bootstrap
+scripts/setup-docker.sh
 scripts/setup-harbor.sh
 exec .venv/bin/python -m pytest "$@"
