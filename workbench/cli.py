@@ -329,12 +329,13 @@ def cmd_export_harbor(args) -> int:
     ws = Workspace.open(args.workspace)
     report = export_harbor(ws, Path(args.out), task_ids=args.task or None)
     if args.json:
-        print(json.dumps(report.as_dict() if hasattr(report, "as_dict") else report.__dict__, indent=2, default=str))
+        from dataclasses import asdict
+        print(json.dumps(asdict(report), indent=2, default=str))
     else:
         out.print(f"Exported {len(report.exported)} task(s) to {args.out}"
                   + (f"; skipped {len(report.skipped)}" if report.skipped else ""))
         for item in report.skipped:
-            err.print(f"  skipped {item}")
+            err.print(f"  skipped {item.task_id}: {item.reason}")
     return 0
 
 

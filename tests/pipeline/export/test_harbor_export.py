@@ -13,34 +13,12 @@ from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import BundleError, TaskBundle, write_bundle
 from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
 from workbench.store import tasks as store
-
-TEST_SH = """#!/bin/bash
-mkdir -p /logs/verifier
-cd /app
-if python3 -m pytest -q -p no:cacheprovider /tests/test_outputs.py; then
-  echo 1 > /logs/verifier/reward.txt
-else
-  echo 0 > /logs/verifier/reward.txt
-fi
-"""
-
+from tests.helpers import cli, sum_bundle
 
 def sum_task(name: str = "workbench/sum-numbers", numbers: str = "3\n4\n35\n", dockerfile_extra: str = "") -> TaskBundle:
-    """A small task: write the sum of the numbers in /app/numbers.txt to /app/sum.txt."""
-    expected = sum(int(x) for x in numbers.split())
-    return TaskBundle({
-        "instruction.md": "Write the sum of the numbers in /app/numbers.txt (one per line) to /app/sum.txt.\n",
-        "task.toml": render(TaskToml(name=name, description="sum some numbers",
-                                     metadata=TaskMetadata(category="text-processing"),
-                                     agent_timeout_sec=60, verifier_timeout_sec=60, build_timeout_sec=120)),
-        "environment/Dockerfile": f"FROM {base_image_name()}\nSTOPSIGNAL SIGKILL\nWORKDIR /app\nCOPY app/ /app/\n"
-                                  + dockerfile_extra,
-        "environment/app/numbers.txt": numbers,
-        "solution/solve.sh": "#!/bin/bash\nset -e\nawk '{s += $1} END {print s}' /app/numbers.txt > /app/sum.txt\n",
-        "tests/test.sh": TEST_SH,
-        "tests/test_outputs.py": ("from pathlib import Path\n\n\ndef test_sum():\n"
-                                  f"    assert Path('/app/sum.txt').read_text().strip() == '{expected}'\n"),
-    })
+    """The shared small task (sum of /app/numbers.txt into /app/sum.txt) under another name."""
+    return sum_bundle(numbers=numbers, dockerfile_extra=dockerfile_extra, name=name, agent_timeout=60,
+                      verifier_timeout=60)
 
 
 def add_task(ws, task_id: str, bundle: TaskBundle, *, name: str, verdict: str = "accepted",
@@ -147,3 +125,15 @@ def test_slug_of_refuses_unsafe_names(name):
 
 def test_slug_of_takes_the_part_after_the_slash():
     assert slug_of("workbench/csv-sum-3f2a") == "csv-sum-3f2a"
+
+
+def test_export_cli_reports_as_json(workspace, tmp_path):
+    import json
+    add_task(workspace, "t-a", sum_task("workbench/sum-a"), name="workbench/sum-a")
+    add_task(workspace, "t-r", sum_task("workbench/sum-r"), name="workbench/sum-r", verdict="rejected")
+    r = cli("export", "harbor", str(tmp_path / "out"), "--workspace", str(workspace.root), "--json",
+            "--task", "t-a", "--task", "t-r")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert [e["slug"] for e in report["exported"]] == ["sum-a"]
+    assert report["skipped"] == [{"task_id": "t-r", "reason": "not accepted (verdict: rejected)"}]
