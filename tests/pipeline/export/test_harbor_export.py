@@ -9,11 +9,9 @@ import pytest
 
 from pipeline.export.harbor import export_harbor, slug_of
 from workbench.models import CheckResult, TaskRecord
-from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import BundleError, TaskBundle, write_bundle
-from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
-from workbench.store import tasks as store
 from tests.helpers import cli, sum_bundle
+from workbench.store import tasks as store
 
 def sum_task(name: str = "workbench/sum-numbers", numbers: str = "3\n4\n35\n", dockerfile_extra: str = "") -> TaskBundle:
     """The shared small task (sum of /app/numbers.txt into /app/sum.txt) under another name."""
