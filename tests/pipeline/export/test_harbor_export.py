@@ -13,6 +13,7 @@ from workbench.sandbox.bundle import BundleError, TaskBundle, write_bundle
 from tests.helpers import cli, sum_bundle
 from workbench.store import tasks as store
 
+
 def sum_task(name: str = "workbench/sum-numbers", numbers: str = "3\n4\n35\n", dockerfile_extra: str = "") -> TaskBundle:
     """The shared small task (sum of /app/numbers.txt into /app/sum.txt) under another name."""
     return sum_bundle(numbers=numbers, dockerfile_extra=dockerfile_extra, name=name, agent_timeout=60,
