@@ -20,10 +20,9 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from analysis.display import short
+from pipeline.graph.samplers import SAMPLERS  # noqa: F401  (the Synthesis page's choices)
+from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funnel, named once)
 
-FUNNEL = ("sampled", "synthesized", "built", "noop", "oracle", "rubric", "accepted")
-FUNNEL_LABELS = {"sampled": "sampled", "synthesized": "synthesized", "built": "built",
-                 "noop": "no-op ok", "oracle": "oracle ok", "rubric": "rubric ok", "accepted": "accepted"}
 CHECKS = ("build", "noop", "oracle", "rubric", "decontam")
 CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes", "rubric": "rubric",
                 "decontam": "decontamination"}
@@ -31,10 +30,6 @@ VERDICTS = ("accepted", "rejected", "pending")
 VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828"}
 OUTCOME_ORDER = {"failed": 0, "error": 1, "passed": 2, "skipped": 3}
 STARTING_GRACE = timedelta(seconds=30)
-# pipeline.graph.sample_run.SAMPLERS, copied: importing it loads numba, which costs the
-# dashboard a second and, run from pages/, imports pages/coverage.py as numba's `coverage`.
-# tests/analysis/test_tasks_view.py keeps the two equal.
-SAMPLERS = ("inverse-frequency", "random-walk", "single-skill", "random-multi-skill")
 
 
 # --- the tasks table -------------------------------------------------------------------------

@@ -4,18 +4,7 @@
 # recipe's hash, so an unchanged recipe is not built again). Needs .venv (setup-python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-need=()
-command -v dockerd >/dev/null 2>&1 || need+=(docker.io)
-command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
-if [ ${#need[@]} -gt 0 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "missing system packages: ${need[*]} (run as root or: sudo apt-get install ${need[*]})" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
-fi
+scripts/apt-install.sh dockerd:docker.io debootstrap:debootstrap
 if ! docker info >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then
     echo "no Docker engine answers; start one (sudo systemctl start docker)" >&2

@@ -8,28 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from pipeline.graph.samplers import SAMPLERS
+from workbench import cli_synthesis
 from workbench.config import DEMO_CORPUS, REPO_ROOT
+from workbench.console import err, out
+from workbench.console import progress_bar as _progress
 from workbench.store.status import workspace_status
 from workbench.workspace import Workspace
-
-err = Console(stderr=True)
-out = Console()
-
-
-def _progress(label: str, enabled: bool):
-    progress = Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), TextColumn("{task.description}"), console=err,
-                        transient=True, disable=not enabled)
-    task = progress.add_task("", total=None)
-
-    def update(done: int, total: int, what: str) -> None:
-        progress.update(task, completed=done, total=total, description=Path(what).name[:40])
-    return progress, update
-
 
 def cmd_ingest(args) -> int:
     from pipeline.ingest.run import ingest
@@ -208,13 +195,10 @@ def cmd_graph_build(args) -> int:
         return 2
     opts = BuildOptions(embedder=args.embedder, threshold=args.threshold, bridge_threshold=args.bridge_threshold,
                         force=args.force)
-    progress = Progress(TextColumn("[bold]{task.fields[stage]}"), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=err, transient=True, disable=args.json or not err.is_terminal)
-    task = progress.add_task("", total=None, stage="graph build")
+    progress, update = _progress("graph build", not args.json and err.is_terminal)
     with progress:
         try:
-            report = build_graph(ws, opts, llm=llm, on_progress=lambda stage, d, t: progress.update(
-                task, completed=d, total=t or None, stage=stage))
+            report = build_graph(ws, opts, llm=llm, on_progress=lambda stage, d, t: update(d, t or None, stage))
         except ValueError as exc:
             err.print(f"[red]{exc}[/red]")
             return 1
@@ -242,100 +226,6 @@ def cmd_sample(args) -> int:
     else:
         out.print(f"Batch {report.batch_id}: {report.n_paths} {report.sampler} paths, {report.steps} steps, "
                   f"{report.unique_pairs} unique (scenario, skill) pairs.")
-    return 0
-
-
-def cmd_images_bootstrap(args) -> int:
-    from workbench.sandbox.base_image import bootstrap
-    from workbench.sandbox.engine import SandboxError, connect
-    try:
-        report = bootstrap(connect(), log=lambda m: err.print(f"[dim]{m}[/dim]"), force=args.force)
-    except (SandboxError, RuntimeError) as exc:
-        err.print(f"[red]{exc}[/red]")
-        return 1
-    out.print(f"Base image {report.tag}: {report.action} in {report.seconds:.1f}s")
-    return 0
-
-
-def cmd_doctor(args) -> int:
-    from workbench.sandbox.doctor import diagnose
-    findings = diagnose()
-    table = Table("check", "state", "detail", "fix")
-    for f in findings:
-        state = "[green]ok[/green]" if f.ok else ("[red]missing[/red]" if f.required else "[yellow]optional[/yellow]")
-        table.add_row(f.name, state, f.detail, "" if f.ok else f.fix)
-    out.print(table)
-    return 0 if all(f.ok or not f.required for f in findings) else 1
-
-
-def cmd_synth(args) -> int:
-    import signal
-    import threading
-
-    from pipeline.synth.batch import run_synth
-    from workbench.sandbox.engine import Engine, SandboxError
-    ws = Workspace.open(args.workspace)
-    stop = threading.Event()
-    try:
-        engine = Engine()
-    except SandboxError as exc:
-        err.print(f"[red]{exc}[/red]")
-        if args.run_id:   # launched from the dashboard: say why on the run itself
-            from workbench.store import tasks as task_store
-            task_store.set_run_status(ws.db, args.run_id, "failed", str(exc))
-        return 1
-
-    def on_term(signum, frame):  # cancel from the dashboard or `kill`: stop cleanly
-        stop.set()
-        engine.kill_all()
-    signal.signal(signal.SIGTERM, on_term)
-    progress, update = _progress("synth", not args.no_progress and not args.json)
-    total = [args.paths]
-
-    def tick(r: dict) -> None:
-        update(r["verified"] + r["failed"], r["sampled"] or total[0],
-               f"{r['accepted']} accepted · {r['rejected']} rejected · {r['failed']} failed")
-        if args.no_progress:
-            print(f"progress verified={r['verified']} accepted={r['accepted']} rejected={r['rejected']} "
-                  f"failed={r['failed']}", flush=True)
-    try:
-        with progress:
-            report = run_synth(ws, n_paths=args.paths, sampler=args.sampler, seed=args.seed,
-                               concurrency=args.concurrency, provider=args.provider, run_id=args.run_id,
-                               resume=args.resume, benchmark_dir=args.benchmark, progress=tick, stop=stop,
-                               engine=engine)
-    except KeyboardInterrupt:
-        stop.set()
-        engine.kill_all()
-        err.print("Interrupted; finished tasks are kept. Continue with `workbench synth --resume`.")
-        return 130
-    except (ValueError, SandboxError) as exc:
-        err.print(f"[red]{exc}[/red]")
-        return 1
-    if args.json:
-        print(json.dumps(report.as_dict(), indent=2))
-    else:
-        rate = report.accepted / report.sampled if report.sampled else 0.0
-        out.print(f"Run {report.run_id} {report.status}: {report.sampled} paths → {report.synthesized} tasks, "
-                  f"{report.accepted} accepted ({rate:.0%} of sampled), {report.rejected} rejected, "
-                  f"{report.failed} failed, {report.reused} reused; {report.seconds:.1f}s.")
-        if report.reasons:
-            out.print("  first failing check: " + ", ".join(f"{k} {v}" for k, v in sorted(report.reasons.items())))
-    return 0 if report.status == "finished" else 3
-
-
-def cmd_export_harbor(args) -> int:
-    from pipeline.export.harbor import export_harbor
-    ws = Workspace.open(args.workspace)
-    report = export_harbor(ws, Path(args.out), task_ids=args.task or None)
-    if args.json:
-        from dataclasses import asdict
-        print(json.dumps(asdict(report), indent=2, default=str))
-    else:
-        out.print(f"Exported {len(report.exported)} task(s) to {args.out}"
-                  + (f"; skipped {len(report.skipped)}" if report.skipped else ""))
-        for item in report.skipped:
-            err.print(f"  skipped {item.task_id}: {item.reason}")
     return 0
 
 
@@ -378,40 +268,14 @@ def build_parser() -> argparse.ArgumentParser:
     gb.set_defaults(func=cmd_graph_build)
     s = sub.add_parser("sample", parents=[common], help="draw paths over the graph")
     s.add_argument("--sampler", default="inverse-frequency",
-                   choices=["inverse-frequency", "random-walk", "single-skill", "random-multi-skill"])
+                   choices=SAMPLERS)
     s.add_argument("--n", type=int, default=100)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--min-len", type=int, default=2)
     s.add_argument("--max-len", type=int, default=6)
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_sample)
-    s = sub.add_parser("images", parents=[common], help="sandbox images")
-    isub = s.add_subparsers(dest="images_command", required=True)
-    ib = isub.add_parser("bootstrap", parents=[common], help="make the local base image (debootstrap + docker import)")
-    ib.add_argument("--force", action="store_true", help="build again even when the image exists")
-    ib.set_defaults(func=cmd_images_bootstrap)
-    s = sub.add_parser("doctor", parents=[common], help="check Docker, the base image and tools; say how to fix")
-    s.set_defaults(func=cmd_doctor)
-    s = sub.add_parser("synth", parents=[common], help="sample paths, synthesize tasks, verify them in Docker")
-    s.add_argument("--paths", type=int, default=20, help="how many paths to sample")
-    s.add_argument("--sampler", default="inverse-frequency",
-                   choices=["inverse-frequency", "random-walk", "single-skill", "random-multi-skill"])
-    s.add_argument("--provider", choices=["offline", "llm"], default="offline")
-    s.add_argument("--concurrency", type=int, default=2, help="tasks verified at once")
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--benchmark", type=Path, default=None, help="benchmark folder for 14-gram decontamination")
-    s.add_argument("--resume", action="store_true", help="continue the latest unfinished run (or --run-id)")
-    s.add_argument("--run-id", default=None, help=argparse.SUPPRESS)
-    s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
-    s.add_argument("--json", action="store_true")
-    s.set_defaults(func=cmd_synth)
-    s = sub.add_parser("export", parents=[common], help="export tasks")
-    esub = s.add_subparsers(dest="export_command", required=True)
-    eh = esub.add_parser("harbor", parents=[common], help="accepted tasks as Harbor task folders")
-    eh.add_argument("out", help="folder to write the tasks into")
-    eh.add_argument("--task", action="append", help="only this task id (repeatable)")
-    eh.add_argument("--json", action="store_true")
-    eh.set_defaults(func=cmd_export_harbor)
+    cli_synthesis.add_commands(sub, common, SAMPLERS)
     s = sub.add_parser("demo", parents=[common], help="build the demo workspace from the bundled corpus")
     s.set_defaults(func=cmd_demo)
     s = sub.add_parser("app", parents=[common], help="serve the dashboard")

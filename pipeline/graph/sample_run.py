@@ -13,11 +13,11 @@ import numpy as np
 import pandas as pd
 
 from pipeline.graph import sampling
+from pipeline.graph.samplers import SAMPLERS
 from pipeline.graph.assemble import assemble
 from workbench.store import graph as store
 from workbench.workspace import Workspace
 
-SAMPLERS = ("inverse-frequency", "random-walk", "single-skill", "random-multi-skill")
 
 
 @dataclass

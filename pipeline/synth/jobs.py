@@ -14,6 +14,7 @@ import uuid
 from dataclasses import dataclass
 
 from workbench.config import REPO_ROOT
+from workbench.sandbox.engine import pid_alive
 from workbench.store import tasks as store
 from workbench.workspace import Workspace
 
@@ -50,20 +51,7 @@ def launch(ws: Workspace, params: SynthParams) -> str:
 
 
 def is_alive(pid: int | None) -> bool:
-    if not pid:
-        return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child of this process counts as gone.
-    try:
-        with open(f"/proc/{int(pid)}/stat") as fh:
-            return fh.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return True
+    return pid_alive(pid)
 
 
 def cancel(ws: Workspace, run_id: str) -> bool:

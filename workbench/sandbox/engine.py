@@ -266,7 +266,7 @@ class Engine:
         for c in self.sandbox_containers():
             h, _, pid = (c.get("Labels") or {}).get(OWNER_LABEL, "").partition(":")
             mine = pid == str(os.getpid()) and h == host
-            if mine or not (h == host and pid.isdigit() and _pid_alive(int(pid))):
+            if mine or not (h == host and pid.isdigit() and pid_alive(int(pid))):
                 out.append(c)
         return out
 
@@ -285,13 +285,20 @@ class Engine:
         return removed
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int | None) -> bool:
+    """Whether a process on this host still runs (a zombie awaiting its parent counts as gone)."""
+    if not pid:
+        return False
     try:
-        os.kill(pid, 0)
-        return True
+        os.kill(int(pid), 0)
     except ProcessLookupError:
         return False
     except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{int(pid)}/stat") as fh:
+            return fh.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
         return True
 
 
