@@ -6,19 +6,12 @@ import textwrap
 import pytest
 
 from pipeline.ingest import skill_markdown as smd
-from pipeline.ingest.skill_builder import build_skill
 
 WHERE = "pkg/demo/SKILL.md"
 
 
 def md(text: str) -> smd.SkillMarkdown:
     return smd.parse(textwrap.dedent(text).lstrip("\n"), WHERE)
-
-
-def skill(text: str):
-    return build_skill(textwrap.dedent(text).lstrip("\n"), where=WHERE, skill_key="demo",
-                       source_kind="folder", source_path="pkg/demo", source_ref=None,
-                       package_files=["SKILL.md"], content_hash="x" * 64)
 
 
 # --- front matter ------------------------------------------------------------------------
@@ -257,29 +250,6 @@ def test_inputs_and_outputs_sections():
     assert smd.extract_section_items(m, smd._OUTPUT_SECTIONS) == ["`app-<date>.sql.gz` in `BACKUP_DIR`"]
 
 
-def test_inputs_and_outputs_through_build_skill():
-    s = skill("""
-        ---
-        name: sqlite-backup
-        description: Back up a SQLite database.
-        metadata:
-          outputs: [a compressed dump]
-        ---
-        # SQLite backup
-
-        ## Prerequisites
-        - sqlite3 installed
-        - write access to `/backups`
-
-        ## Steps
-        1. Dump with `sqlite3 app.db .dump > app.sql`.
-        2. Compress with `gzip app.sql`.
-    """)
-    assert s.inputs == ["sqlite3 installed", "write access to `/backups`"]
-    assert s.outputs == ["a compressed dump"]
-    assert s.steps == ["Dump with `sqlite3 app.db .dump > app.sql`.", "Compress with `gzip app.sql`."]
-
-
 # --- as_list -----------------------------------------------------------------------------
 
 def test_as_list_string_keeps_parenthesised_tools_whole():
@@ -293,19 +263,6 @@ def test_as_list_list_none_and_others():
     assert smd.as_list("") == []
     assert smd.as_list({"jq": "1.7", "git": None}) == ["jq", "git"]
     assert smd.as_list(3) == ["3"]
-
-
-def test_allowed_tools_become_tools_and_bins():
-    s = skill("""
-        ---
-        name: git-log
-        description: Read the git history.
-        allowed-tools: Bash(git:*) Read
-        ---
-        # Git log
-    """)
-    assert s.tools == ["Bash(git:*)", "Read"]
-    assert "git" in s.bins
 
 
 # --- openclaw metadata -------------------------------------------------------------------
@@ -329,40 +286,6 @@ def test_openclaw_meta_missing_or_broken():
     assert smd.openclaw_meta({"metadata": "{not json"}) == {}
     assert smd.openclaw_meta({"metadata": ["openclaw"]}) == {}
     assert smd.openclaw_meta({"metadata": {"openclaw": "yes"}}) == {}
-
-
-def test_openclaw_metadata_through_build_skill():
-    s = skill("""
-        ---
-        name: csv-report
-        description: Summarise a CSV file.
-        metadata:
-          openclaw:
-            os: [Linux]
-            requires:
-              bins: [jq]
-              anyBins: [mlr, csvstat]
-              env: [DATA_DIR]
-        ---
-        # CSV report
-    """)
-    assert s.os == ["linux"]
-    assert s.bins == ["csvstat", "jq", "mlr"]
-    assert s.env_vars == ["DATA_DIR"]
-
-
-def test_openclaw_json_string_metadata_through_build_skill():
-    s = skill("""
-        ---
-        name: csv-report
-        description: Summarise a CSV file.
-        metadata: '{"openclaw": {"os": ["linux"], "requires": {"bins": ["jq"], "env": ["DATA_DIR"]}}}'
-        ---
-        # CSV report
-    """)
-    assert s.os == ["linux"]
-    assert s.bins == ["jq"]
-    assert s.env_vars == ["DATA_DIR"]
 
 
 # --- command_bins ------------------------------------------------------------------------

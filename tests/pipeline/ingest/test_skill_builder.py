@@ -1,0 +1,81 @@
+"""From SKILL.md text to a parsed skill: inputs, outputs, tools and OpenClaw requirements."""
+from __future__ import annotations
+
+import textwrap
+
+from pipeline.ingest.skill_builder import build_skill
+
+WHERE = "pkg/demo/SKILL.md"
+
+
+def skill(text: str):
+    return build_skill(textwrap.dedent(text).lstrip("\n"), where=WHERE, skill_key="demo",
+                       source_kind="folder", source_path="pkg/demo", source_ref=None,
+                       package_files=["SKILL.md"], content_hash="x" * 64)
+
+
+def test_inputs_and_outputs_through_build_skill():
+    s = skill("""
+        ---
+        name: sqlite-backup
+        description: Back up a SQLite database.
+        metadata:
+          outputs: [a compressed dump]
+        ---
+        # SQLite backup
+
+        ## Prerequisites
+        - sqlite3 installed
+        - write access to `/backups`
+
+        ## Steps
+        1. Dump with `sqlite3 app.db .dump > app.sql`.
+        2. Compress with `gzip app.sql`.
+    """)
+    assert s.inputs == ["sqlite3 installed", "write access to `/backups`"]
+    assert s.outputs == ["a compressed dump"]
+    assert s.steps == ["Dump with `sqlite3 app.db .dump > app.sql`.", "Compress with `gzip app.sql`."]
+
+def test_allowed_tools_become_tools_and_bins():
+    s = skill("""
+        ---
+        name: git-log
+        description: Read the git history.
+        allowed-tools: Bash(git:*) Read
+        ---
+        # Git log
+    """)
+    assert s.tools == ["Bash(git:*)", "Read"]
+    assert "git" in s.bins
+
+def test_openclaw_metadata_through_build_skill():
+    s = skill("""
+        ---
+        name: csv-report
+        description: Summarise a CSV file.
+        metadata:
+          openclaw:
+            os: [Linux]
+            requires:
+              bins: [jq]
+              anyBins: [mlr, csvstat]
+              env: [DATA_DIR]
+        ---
+        # CSV report
+    """)
+    assert s.os == ["linux"]
+    assert s.bins == ["csvstat", "jq", "mlr"]
+    assert s.env_vars == ["DATA_DIR"]
+
+def test_openclaw_json_string_metadata_through_build_skill():
+    s = skill("""
+        ---
+        name: csv-report
+        description: Summarise a CSV file.
+        metadata: '{"openclaw": {"os": ["linux"], "requires": {"bins": ["jq"], "env": ["DATA_DIR"]}}}'
+        ---
+        # CSV report
+    """)
+    assert s.os == ["linux"]
+    assert s.bins == ["jq"]
+    assert s.env_vars == ["DATA_DIR"]
