@@ -56,7 +56,8 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     expect(page.get_by_text("Rejected at oracle")).to_be_visible()
 
     # a file of its bundle: the instruction, opened first
-    expect(page.get_by_text("Count the errors (marker-1)").first).to_be_visible(timeout=30_000)
+    # visible matches only: grid cells sit in a hidden accessibility table
+    expect(page.get_by_text("Count the errors (marker-1)").filter(visible=True).first).to_be_visible(timeout=30_000)
     # a check's log: the failed oracle check is opened on the Checks tab
     page.get_by_role("tab", name="Checks (3)").click()
     expect(page.get_by_text("NOISY-ORACLE-LOG")).to_be_visible(timeout=30_000)
