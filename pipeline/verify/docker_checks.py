@@ -14,6 +14,7 @@ from workbench.sandbox.engine import BuildResult, Engine, Limits
 from workbench.sandbox.task_toml import TaskToml
 
 VERIFIER_DIR = "/logs/verifier"
+FORK_HINT = "process limit reached: something forks without end"
 
 
 def limits_for(cfg: TaskToml) -> Limits:
@@ -59,7 +60,8 @@ def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> 
         problem = res.reason("tests/test.sh", cfg.verifier_timeout_sec * timeout_scale, box.limits.output_bytes)
     elif reward is None:
         last = (res.output.strip().splitlines() or ["(no output)"])[-1][:200]
-        hint = " (process limit reached: something forks without end)" if "Resource temporarily unavailable" in res.output else ""
+        forks = "Resource temporarily unavailable" in res.output or box.pids_exhausted(samples=5)
+        hint = f" ({FORK_HINT})" if forks else ""
         problem = (f"tests/test.sh wrote no readable reward to /logs/verifier/reward.txt or reward.json{hint}; "
                    f"exit code {res.exit_code}, last output: {last!r}")
     return details, f"$ bash /tests/test.sh\n{res.output}", problem
@@ -88,8 +90,13 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
         box.put(bundle.under("solution"), "/solution")
         solve = box.run("bash /solution/solve.sh", cfg.agent_timeout_sec * timeout_scale)
         log = f"$ bash /solution/solve.sh\n{solve.output}"
-        if solve.timed_out or solve.output_capped:
-            reason = solve.reason("solution/solve.sh", cfg.agent_timeout_sec * timeout_scale, limits.output_bytes)
+        # A solution that leaves the pid table full would only show up as tests that cannot
+        # start (exec fails with an OCI error), so it is named here, where the fault is.
+        forking = not (solve.timed_out or solve.output_capped) and box.pids_exhausted()
+        if solve.timed_out or solve.output_capped or forking:
+            reason = (f"solution/solve.sh left {box.process_count()} processes running at the limit of "
+                      f"{limits.pids}: {FORK_HINT}") if forking else \
+                solve.reason("solution/solve.sh", cfg.agent_timeout_sec * timeout_scale, limits.output_bytes)
             return CheckResult(name="oracle", passed=False, reason=reason, seconds=time.monotonic() - t0, log=log,
                                details={"solve_exit_code": solve.exit_code, "timed_out": solve.timed_out,
                                         "output_capped": solve.output_capped, "tests": []})

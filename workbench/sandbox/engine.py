@@ -212,11 +212,13 @@ class Engine:
     # ------------------------------------------------------------ containers
     @contextmanager
     def container(self, image: str, limits: Limits = Limits(), purpose: str = "check") -> Iterator["Box"]:
-        """A started container idling on `sleep infinity`; removed on the way out, whatever happens."""
+        """A started container idling on `sleep infinity`; removed on the way out, whatever happens.
+        Docker's init runs as PID 1 so the orphans a solution leaves behind are reaped instead of
+        holding pids as zombies (`sleep` would never reap them)."""
         from docker.types import LogConfig, Ulimit
         fsize = limits.file_size_mb * 1024 * 1024
         c = self.client.containers.create(
-            image, command=["sleep", "infinity"], working_dir="/app", detach=True,
+            image, command=["sleep", "infinity"], working_dir="/app", detach=True, init=True,
             network_mode="bridge" if limits.network else "none",
             mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, privileged=False,
@@ -358,6 +360,26 @@ class Box:
         output = b"".join(chunks).decode("utf-8", errors="replace")
         self.history.append(cmd)
         return ExecResult(code, output, time.monotonic() - t0, timed_out, capped.is_set())
+
+    def process_count(self) -> int | None:
+        """Processes alive in the container now (the cgroup's pid count), None if unknown.
+        Read from the daemon, not by exec: when a fork bomb holds every pid, exec cannot start."""
+        try:
+            stats = self.engine.client.api.stats(self.container.id, stream=False, one_shot=True)
+            return int(stats.get("pids_stats", {}).get("current"))
+        except Exception:
+            return None
+
+    def pids_exhausted(self, samples: int = 1) -> bool:
+        """Whether the pid table is (nearly) full. A fork bomb's children die and respawn, so
+        its count hovers just under the cap: a margin, and a few samples where it matters."""
+        for i in range(samples):
+            count = self.process_count()
+            if count is not None and count >= self.limits.pids * 0.9:
+                return True
+            if i + 1 < samples:
+                time.sleep(0.05)
+        return False
 
     def _kill(self) -> None:
         try:

@@ -28,8 +28,11 @@ def test_no_network_limits_and_cleanup(engine):
         assert net.ok and "eth0" not in net.output           # only loopback: no network
         mem = box.run("cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 20)
         assert str(256 * 1024 * 1024) in mem.output
+        assert box.process_count() == 2 and not box.pids_exhausted()  # init and sleep
         pids = box.run("for i in $(seq 200); do sleep 5 & done 2>&1; wait", 30)
         assert "Resource temporarily unavailable" in pids.output or "retry" in pids.output
+        box.run("for i in $(seq 58); do sleep 30 >/dev/null 2>&1 & done 2>/dev/null; true", 30)
+        assert box.process_count() >= 59 and box.pids_exhausted()  # read by the daemon, exec would fail
     assert all(c.id != cid for c in _live(engine))
 
 
