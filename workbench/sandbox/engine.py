@@ -10,12 +10,13 @@ from __future__ import annotations
 import io
 import os
 import socket
-import tarfile
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Iterator
+
+from workbench.sandbox.box import Box, tar_files
 
 LABEL = "workbench.sandbox"
 OWNER_LABEL = "workbench.owner"
@@ -36,28 +37,6 @@ class Limits:
     file_size_mb: int = 256
     output_bytes: int = DEFAULT_OUTPUT_CAP
     network: bool = False
-
-
-@dataclass
-class ExecResult:
-    exit_code: int | None
-    output: str
-    seconds: float
-    timed_out: bool = False
-    output_capped: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.output_capped
-
-    def reason(self, what: str, timeout_s: float, cap: int) -> str:
-        if self.timed_out:
-            return f"{what} ran past its {timeout_s:.0f} s limit and was killed"
-        if self.output_capped:
-            return f"{what} printed more than {cap // 1024} KiB of output and was stopped"
-        if self.exit_code == 137:
-            return f"{what} was killed (exit 137: out of memory or a limit)"
-        return f"{what} exited with code {self.exit_code}"
 
 
 @dataclass
@@ -82,33 +61,6 @@ def connect():
             f"no Docker engine answers ({exc.__class__.__name__}: {exc}). Install one "
             "(`apt-get install docker.io`) and start it (`dockerd &` or `systemctl start docker`); "
             "`workbench doctor` checks the whole set-up.") from None
-
-
-def tar_files(files: dict[str, bytes], executables: set[str] | None = None, prefix: str = "") -> bytes:
-    """An in-memory tar of files (paths already validated). Files get the current time, as
-    freshly written files would: tasks may reason about mtimes (make, backups), and images
-    are cached by content hash anyway."""
-    now = int(time.time())
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w") as tar:
-        dirs: set[str] = set()
-        for path in sorted(files):
-            full = f"{prefix}/{path}" if prefix else path
-            parts = full.split("/")
-            for i in range(1, len(parts)):
-                d = "/".join(parts[:i])
-                if d not in dirs:
-                    dirs.add(d)
-                    info = tarfile.TarInfo(d)
-                    info.type, info.mode, info.mtime = tarfile.DIRTYPE, 0o755, now
-                    tar.addfile(info)
-            data = files[path]
-            info = tarfile.TarInfo(full)
-            info.size, info.mtime = len(data), now
-            executable = (executables and path in executables) or path.endswith(".sh")
-            info.mode = 0o755 if executable else 0o644
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 class Engine:
@@ -302,114 +254,3 @@ def pid_alive(pid: int | None) -> bool:
             return fh.read().split(")")[-1].split()[0] != "Z"
     except OSError:
         return True
-
-
-@dataclass
-class Box:
-    """A running container: copy files in, run commands with limits, read files out."""
-    engine: Engine
-    container: object
-    limits: Limits
-    history: list[str] = field(default_factory=list)
-
-    def put(self, files: dict[str, bytes], dest: str) -> None:
-        self.container.put_archive("/", tar_files(files, prefix=dest.strip("/")))
-
-    def run(self, cmd: str, timeout_s: float, workdir: str = "/app") -> ExecResult:
-        api = self.engine.client.api
-        t0 = time.monotonic()
-        exec_id = api.exec_create(self.container.id, ["bash", "-c", cmd], workdir=workdir)["Id"]
-        stream = api.exec_start(exec_id, stream=True)
-        chunks: list[bytes] = []
-        size = [0]
-        capped, finished = threading.Event(), threading.Event()
-
-        def read() -> None:
-            # Keep draining after the cap: a daemon with an undrained exec stream takes ~10 s
-            # to kill the container.
-            try:
-                for part in stream:
-                    if capped.is_set():
-                        continue
-                    if size[0] + len(part) > self.limits.output_bytes:
-                        chunks.append(part[: max(0, self.limits.output_bytes - size[0])])
-                        size[0] = self.limits.output_bytes
-                        capped.set()
-                        finished.set()
-                        continue
-                    chunks.append(part)
-                    size[0] += len(part)
-            except Exception:
-                pass  # the container was killed under us
-            finally:
-                finished.set()
-
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        finished.wait(timeout_s)
-        timed_out = not finished.is_set()
-        if timed_out or capped.is_set():
-            self._kill()
-            reader.join(15)
-        code = None
-        if not timed_out and not capped.is_set():
-            try:
-                code = api.exec_inspect(exec_id).get("ExitCode")
-            except Exception:
-                code = None
-        output = b"".join(chunks).decode("utf-8", errors="replace")
-        self.history.append(cmd)
-        return ExecResult(code, output, time.monotonic() - t0, timed_out, capped.is_set())
-
-    def process_count(self) -> int | None:
-        """Processes alive in the container now (the cgroup's pid count), None if unknown.
-        Read from the daemon, not by exec: when a fork bomb holds every pid, exec cannot start."""
-        try:
-            stats = self.engine.client.api.stats(self.container.id, stream=False, one_shot=True)
-            return int(stats.get("pids_stats", {}).get("current"))
-        except Exception:
-            return None
-
-    def pids_exhausted(self, samples: int = 1) -> bool:
-        """Whether the pid table is (nearly) full. A fork bomb's children die and respawn, so
-        its count hovers just under the cap: a margin, and a few samples where it matters."""
-        for i in range(samples):
-            count = self.process_count()
-            if count is not None and count >= self.limits.pids * 0.9:
-                return True
-            if i + 1 < samples:
-                time.sleep(0.05)
-        return False
-
-    def _kill(self) -> None:
-        try:
-            self.container.kill()
-        except Exception:
-            pass
-
-    def read_files(self, path: str, max_bytes: int = 4 * 1024 * 1024) -> dict[str, bytes]:
-        """Regular files under `path` in the container (empty when it does not exist)."""
-        import docker.errors
-        try:
-            bits, _ = self.container.get_archive(path)
-        except docker.errors.NotFound:
-            return {}
-        except docker.errors.APIError:
-            return {}
-        buf = io.BytesIO()
-        for chunk in bits:
-            buf.write(chunk)
-            if buf.tell() > max_bytes:
-                break
-        buf.seek(0)
-        out: dict[str, bytes] = {}
-        try:
-            with tarfile.open(fileobj=buf, mode="r:") as tar:
-                for m in tar:
-                    if m.isfile() and m.size <= max_bytes:
-                        f = tar.extractfile(m)
-                        if f is not None:
-                            out[m.name] = f.read()
-        except (tarfile.TarError, EOFError):
-            pass
-        return out
