@@ -93,10 +93,16 @@ class _Handler(tornado.web.RequestHandler):
         self.server.stats._arrived()
         self._counted = True
 
-    def on_finish(self) -> None:
+    def finish(self, chunk: Any = None) -> Any:
+        # Counted before the response goes out (tornado's on_finish runs after the flush,
+        # so a fast client could read the stats before its own status was in). Errors
+        # tornado sends itself also end here, through send_error.
+        if chunk is not None:
+            self.write(chunk)
         if self._counted:
             self._counted = False
             self.server.stats._finished(self.get_status())
+        return super().finish()
 
     def set_default_headers(self) -> None:
         self.set_header("Content-Type", "application/json")
