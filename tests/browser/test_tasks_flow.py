@@ -9,30 +9,11 @@ import subprocess
 import pytest
 from playwright.sync_api import expect
 
+from tests.browser.streamlit_page import load_page, open_tab, wait_idle
 from tests.pages.synth_fixture import RUN_ID, make_synth_fixture
 from workbench.store import tasks as store
 
 pytestmark = pytest.mark.browser
-
-
-def _load(page, url: str, ready: str) -> None:
-    """Open ``url`` and wait for ``ready`` and for every script chunk of its widgets.
-
-    Chromium aborts requests in flight when the host's network changes, which Docker does
-    whenever it adds or removes a container's interface (net::ERR_NETWORK_CHANGED); the
-    widgets whose chunks were dropped then show "Failed to fetch dynamically imported
-    module". Such a load is retried; any other failed request fails the test."""
-    for _ in range(3):
-        failed: list[str] = []
-        page.on("requestfailed", on_fail := lambda r: failed.append(f"{r.url}: {r.failure}"))
-        page.goto(url)
-        expect(page.get_by_text(ready)).to_be_visible(timeout=90_000)
-        page.wait_for_load_state("networkidle")
-        page.remove_listener("requestfailed", on_fail)
-        if not failed:
-            return
-        assert all(f.endswith("net::ERR_NETWORK_CHANGED") for f in failed), failed
-    raise AssertionError(f"{url}: the network kept changing while the page loaded: {failed[:3]}")
 
 
 def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, chromium, tmp_path):
@@ -41,7 +22,7 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     target = made[1]  # rejected at the oracle check
     url = dashboard(ws)
     page = chromium.new_page(viewport={"width": 1500, "height": 1400})
-    _load(page, url + "/tasks", "3 of 3 tasks")
+    load_page(page, url + "/tasks", "3 of 3 tasks")
     expect(page.get_by_text("1 verified of 4 sampled (25% yield)")).to_be_visible(timeout=30_000)
 
     # narrow the table to the one task, then pick its row with a click on the row marker
@@ -49,6 +30,7 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     search.fill(target.name)
     search.press("Enter")
     expect(page.get_by_text("1 of 3 tasks")).to_be_visible(timeout=30_000)
+    wait_idle(page)
     grid = page.locator('[data-testid="stDataFrame"]').first
     box = grid.bounding_box()
     page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # below the 35 px header, in the marker column
@@ -59,12 +41,11 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     # visible matches only: grid cells sit in a hidden accessibility table
     expect(page.get_by_text("Count the errors (marker-1)").filter(visible=True).first).to_be_visible(timeout=30_000)
     # a check's log: the failed oracle check is opened on the Checks tab
-    page.get_by_role("tab", name="Checks (3)").click()
-    expect(page.get_by_text("NOISY-ORACLE-LOG")).to_be_visible(timeout=30_000)
+    open_tab(page, "Checks (3)", page.get_by_text("NOISY-ORACLE-LOG"))
     expect(page.get_by_text("assert '41' == '42'").first).to_be_attached()
     page.screenshot(path=str(tmp_path / "tasks.png"), full_page=True)
 
-    _load(page, url + "/synthesis", "keeps going when you close this tab")
+    load_page(page, url + "/synthesis", "keeps going when you close this tab")
     expect(page.get_by_text("Finished. 3 tasks synthesized, 1 accepted")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("paths through verification: 4 / 4")).to_be_visible()
     runs = page.locator('[data-testid="stDataFrame"]').first
@@ -92,7 +73,7 @@ def test_the_live_view_follows_a_running_batch_and_cancels_it(workspace, dashboa
         log.write_text("sampling 4 paths\n")
         url = dashboard(ws)
         page = chromium.new_page(viewport={"width": 1400, "height": 1400})
-        _load(page, url + "/synthesis", f"Running (process {proc.pid})")
+        load_page(page, url + "/synthesis", f"Running (process {proc.pid})")
         expect(page.get_by_text("paths through synthesis: 0 / 4")).to_be_visible()
         # the batch moves on: the view catches up by itself
         store.set_path_stage(ws.db, "synth-live02", "p1", "synthesized", "t1")
