@@ -1,8 +1,12 @@
 """The user's cluster edits (merge, split, rename) as constraints for the next dedup run.
 
 Edits name scenario ids, which stay stable across builds, so they survive re-running dedup.
-A later edit wins over an earlier one it contradicts: a split drops earlier merges that
-joined its sides, a merge drops earlier splits between the scenarios it joins.
+A later edit wins over an earlier one it contradicts, and changes no more of it than the
+contradiction needs:
+- a merge drops earlier splits whose two sides it joins;
+- a split takes its moved scenarios out of earlier merges that held both sides, and the rest
+  of each such merge stays merged. (Dropping the whole merge instead undid a 105-scenario
+  merge when one scenario was split off it.) The moved scenarios form one cluster of their own.
 """
 from __future__ import annotations
 
@@ -14,6 +18,52 @@ class Constraints:
     must_link: list[list[int]] = field(default_factory=list)
     cannot_link: list[tuple[list[int], list[int]]] = field(default_factory=list)
     renames: dict[int, str] = field(default_factory=dict)  # member index -> canonical text
+
+
+def _without_split_sides(merges: list[set[int]], groups: list[set[int]]) -> list[set[int]]:
+    """Earlier merges with a split's moved groups (all but the first, the scenarios that stay)
+    taken out wherever a merge held more than one side of the split."""
+    moved = set().union(*groups[1:])
+    out: list[set[int]] = []
+    for m in merges:
+        if sum(1 for g in groups if m & g) < 2:
+            out.append(m)
+            continue
+        out.extend(part for part in [m - moved, *(m & g for g in groups[1:])] if len(part) >= 2)
+    return out
+
+
+def _components(merges: list[set[int]]) -> dict[int, int]:
+    """Member index -> a representative of its must-link component (merges chain through
+    shared members)."""
+    parent: dict[int, int] = {}
+
+    def find(x: int) -> int:
+        parent.setdefault(x, x)
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for m in merges:
+        first = next(iter(m))
+        for x in m:
+            parent[find(x)] = find(first)
+    return {x: find(x) for x in parent}
+
+
+def _consistent(merges: list[set[int]], splits: list[tuple[set[int], set[int]]]
+                ) -> list[tuple[set[int], set[int]]]:
+    """Splits whose sides no chain of merges joins. The rules above keep every single merge
+    clear of every split; a chain through scenarios that left the workspace since could still
+    join two sides, and then the merges win rather than the build failing."""
+    comp = _components(merges)
+    out = []
+    for a, b in splits:
+        ca = {comp.get(x, ("alone", x)) for x in a}
+        if not ca & {comp.get(x, ("alone", x)) for x in b}:
+            out.append((a, b))
+    return out
 
 
 def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
@@ -31,14 +81,15 @@ def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
         elif e["kind"] == "split":
             groups = [{index_of[s] for s in g if s in index_of} for g in p.get("groups", [])]
             groups = [g for g in groups if g]
-            for i in range(len(groups)):
-                for j in range(i + 1, len(groups)):
-                    a, b = groups[i], groups[j]
-                    merges = [m for m in merges if not (m & a and m & b)]
-                    splits.append((a, b))
+            if len(groups) < 2:
+                continue
+            merges = _without_split_sides(merges, groups)
+            merges.extend(g for g in groups[1:] if len(g) >= 2 and g not in merges)
+            splits.extend((groups[i], groups[j]) for i in range(len(groups)) for j in range(i + 1, len(groups)))
         elif e["kind"] == "rename":
             anchor = index_of.get(p.get("anchor", ""))
             if anchor is not None and p.get("text", "").strip():
                 renames[anchor] = p["text"].strip()
+    splits = _consistent(merges, splits)
     return Constraints(must_link=[sorted(m) for m in merges],
                        cannot_link=[(sorted(a), sorted(b)) for a, b in splits], renames=renames)
