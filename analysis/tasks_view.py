@@ -18,9 +18,11 @@ import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
+from pydantic import ValidationError
 
 from analysis.display import short
 from pipeline.graph.samplers import SAMPLERS  # noqa: F401  (the Synthesis page's choices)
+from workbench.models import CheckDetails
 from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funnel, named once)
 
 CHECKS = ("build", "noop", "oracle", "rubric", "decontam")
@@ -181,31 +183,44 @@ def failure_figure(breakdown: pd.DataFrame) -> go.Figure:
 
 # --- one task's checks -----------------------------------------------------------------------
 
-def per_test_outcomes(details: Mapping | None) -> pd.DataFrame:
+def check_details(raw: CheckDetails | Mapping | None) -> CheckDetails:
+    """A stored check's details in their one typed shape. A row that does not fit (written
+    by an older or a broken verifier) is kept whole under ``stored_details`` with what was
+    wrong, so that the page shows it instead of failing."""
+    if isinstance(raw, CheckDetails):
+        return raw
+    try:
+        return CheckDetails.model_validate(dict(raw or {}))
+    except (ValidationError, TypeError, ValueError) as exc:
+        first = exc.errors()[0] if isinstance(exc, ValidationError) else {"loc": (), "msg": str(exc)}
+        where = ".".join(str(p) for p in first["loc"]) or "details"
+        return CheckDetails.model_validate({"details_problem": f"{where}: {first['msg']}",
+                                            "stored_details": raw})
+
+
+def per_test_outcomes(details: CheckDetails | Mapping | None) -> pd.DataFrame:
     """The per-test outcomes of a no-op / oracle check, failures first."""
-    tests = (details or {}).get("tests") or []
-    rows = [{"test": str(t.get("name", "")), "outcome": str(t.get("outcome", "")),
-             "message": str(t.get("message") or "")} for t in tests if isinstance(t, Mapping)]
+    rows = [{"test": t.name, "outcome": t.outcome, "message": t.message} for t in check_details(details).tests]
     df = pd.DataFrame(rows, columns=["test", "outcome", "message"])
     if len(df):
         df = df.sort_values("outcome", key=lambda s: s.map(lambda o: OUTCOME_ORDER.get(o, 9)), kind="stable")
     return df.reset_index(drop=True)
 
 
-def outcome_summary(details: Mapping | None) -> str:
+def outcome_summary(details: CheckDetails | Mapping | None) -> str:
     """"3 passed, 1 failed" (and the reward, when the check reported one)."""
-    df = per_test_outcomes(details)
+    d = check_details(details)
+    df = per_test_outcomes(d)
     parts = [f"{n} {o}" for o, n in df["outcome"].value_counts().sort_index(
         key=lambda s: s.map(lambda o: OUTCOME_ORDER.get(o, 9))).items()] if len(df) else []
-    reward = (details or {}).get("reward")
-    if reward is not None:
-        parts.append(f"reward {reward}")
+    if d.reward is not None:
+        parts.append(f"reward {d.reward}")
     return ", ".join(parts)
 
 
-def detail_items(details: Mapping | None, key: str) -> pd.DataFrame:
+def detail_items(details: CheckDetails | Mapping | None, key: str) -> pd.DataFrame:
     """A list in a check's details (rubric ``problems``, decontam ``matches``) as a table."""
-    items = (details or {}).get(key) or []
+    items = getattr(check_details(details), key, None) or []
     if not items:
         return pd.DataFrame(columns=[key])
     if all(isinstance(i, Mapping) for i in items):
@@ -214,9 +229,13 @@ def detail_items(details: Mapping | None, key: str) -> pd.DataFrame:
     return pd.DataFrame({key: [str(i) for i in items]})
 
 
-def other_details(details: Mapping | None) -> dict:
+TABLED = ("tests", "problems", "matches")
+
+
+def other_details(details: CheckDetails | Mapping | None) -> dict:
     """What a check reported besides the tests, problems and matches shown as tables."""
-    return {k: v for k, v in (details or {}).items() if k not in ("tests", "problems", "matches")}
+    dumped = check_details(details).model_dump(exclude_unset=True)
+    return {k: v for k, v in dumped.items() if k not in TABLED}
 
 
 def check_title(check: Mapping | pd.Series) -> str:

@@ -135,7 +135,7 @@ with tab_checks:
         with st.expander(tv.check_title(c), expanded=not passed, icon=tv.check_icon(passed)):
             st.markdown(f"**{'Passed' if passed else 'Failed'}** in {float(c['seconds']):.2f} s — "
                         f"{c['reason'] or 'no reason given'}")
-            details = c["details"] if isinstance(c["details"], dict) else {}
+            details = tv.check_details(c["details"])
             outcomes = tv.per_test_outcomes(details)
             if len(outcomes):
                 st.caption("Tests: " + tv.outcome_summary(details))

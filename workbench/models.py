@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 
 class SkillStatus(StrEnum):
@@ -111,14 +111,62 @@ class ScenarioPair(BaseModel):
     post: Scenario
 
 
+class TestOutcome(BaseModel):
+    """One test of a verifier run (from its JUnit XML)."""
+    __test__ = False  # not a pytest class, despite the name
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    outcome: Literal["passed", "failed", "error", "skipped"]
+    message: str = ""
+
+    @field_validator("message", mode="before")
+    @classmethod
+    def _no_message(cls, v):
+        return "" if v is None else v
+
+
+class CheckDetails(BaseModel):
+    """What a check reports besides pass/fail, in one shape for every check: the no-op and
+    oracle checks fill ``tests``, ``reward`` and ``exit_code``; the rubric ``test_count``
+    and ``problems``; decontamination ``matches``. Check-specific extras (``image``,
+    ``solve_exit_code``, ``benchmark``, …) are kept as they are."""
+    model_config = ConfigDict(extra="allow")
+
+    tests: list[TestOutcome] = Field(default_factory=list)
+    test_count: int | None = None   # test functions found without running them (rubric)
+    reward: float | None = None
+    exit_code: int | None = None
+    problems: list[str] = Field(default_factory=list)
+    matches: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tests_as_count(cls, data):
+        # Rows stored before this model have the rubric's count in `tests` (an int).
+        if isinstance(data, dict) and isinstance(data.get("tests"), int) and not isinstance(data["tests"], bool):
+            data = {**data, "test_count": data.get("test_count", data["tests"]), "tests": []}
+        return data
+
+
 class CheckResult(BaseModel):
-    """One verification check of one task, with its log (capped) and structured details."""
+    """One verification check of one task, with its log (capped) and structured details.
+
+    ``details`` stays a plain dict for JSON and for readers that index it, but it is
+    validated as :class:`CheckDetails` on the way in, so every stored row has one shape."""
     name: str                       # build | noop | oracle | rubric | decontam
     passed: bool
     reason: str = ""
     seconds: float = 0.0
     log: str = ""
     details: dict = Field(default_factory=dict)
+
+    @field_validator("details", mode="before")
+    @classmethod
+    def _typed_details(cls, v):
+        if isinstance(v, CheckDetails):
+            return v.model_dump(exclude_unset=True)
+        return CheckDetails.model_validate(v).model_dump(exclude_unset=True)
 
 
 class TaskRecord(BaseModel):

@@ -13,7 +13,7 @@ import ast
 import re
 import threading
 
-from workbench.models import CheckResult
+from workbench.models import CheckDetails, CheckResult
 from workbench.sandbox.bundle import TaskBundle
 
 _WS = re.compile(r"\s+")
@@ -104,5 +104,6 @@ def check_rubric(bundle: TaskBundle) -> CheckResult:
     if re.search(r"(?im)^\s*(COPY|ADD)\s+.*\b(solution|tests)/", dockerfile):
         problems.append("environment/Dockerfile: copies solution/ or tests/ into the image")
     reason = "ok" if not problems else f"{len(problems)} rubric problem(s): {problems[0]}"
+    # `tests` is kept for per-test outcomes of checks that run them; the rubric only counts.
     return CheckResult(name="rubric", passed=not problems, reason=reason, log="\n".join(problems),
-                       details={"problems": problems, "tests": n_tests, "mapped": mapped})
+                       details=CheckDetails(problems=problems, test_count=n_tests, mapped=mapped))

@@ -125,6 +125,17 @@ def test_per_test_outcomes_and_other_details():
     assert tv.outcome_summary({"reward": 1.0}) == "reward 1.0"
 
 
+def test_check_details_read_old_and_broken_rows_without_failing():
+    old_rubric = {"problems": [], "tests": 3, "mapped": []}  # `tests` was the rubric's count
+    assert tv.per_test_outcomes(old_rubric).empty and tv.outcome_summary(old_rubric) == ""
+    assert tv.other_details(old_rubric) == {"test_count": 3, "mapped": []}
+    broken = {"tests": [{"name": "t", "outcome": "passed"}, "not a test"], "reward": 1.0}
+    d = tv.check_details(broken)
+    assert d.tests == [] and d.details_problem.startswith("tests.1:")
+    assert tv.other_details(broken)["stored_details"] == broken  # kept whole, shown raw
+    assert tv.check_details("not even a mapping").stored_details == "not even a mapping"
+
+
 def test_rubric_problems_and_decontam_matches_as_tables():
     problems = tv.detail_items({"problems": ["solution leaked in instruction", "test checks unnamed file"]},
                                "problems")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.verify.rubric import check_rubric
 from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.bundle import TaskBundle, write_bundle
 from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
@@ -18,6 +19,8 @@ from workbench.store import tasks as store
 RUN_ID = "synth-fixture01"
 FUNNEL = {"sampled": 4, "synthesized": 3, "built": 3, "noop": 3, "oracle": 2, "rubric": 1, "accepted": 1}
 ORACLE_FAILURE = "assert 41 == 42: the count in /app/out.txt is off by one"
+SENTENCE_MD = "Count the lines of `/app/server.log` that contain `ERROR` and write the number to `/app/out.txt`."
+SENTENCE = SENTENCE_MD.replace("`", "")  # what the tests' docstrings say: the rubric maps them to it
 
 
 @dataclass
@@ -38,8 +41,7 @@ def _bundle(name: str, category: str, skill_ids: list[str], path_id: str, marker
                            metadata=TaskMetadata(category=category, skill_ids=skill_ids, path_id=path_id,
                                                  recipes=["log-analysis", "text-file"])))
     return {
-        "instruction.md": f"# Count the errors ({marker})\n\nCount the lines of `/app/server.log` that contain "
-                          "`ERROR` and write the number to `/app/out.txt`.\n",
+        "instruction.md": f"# Count the errors ({marker})\n\n{SENTENCE_MD}\n",
         "task.toml": toml,
         "environment/Dockerfile": "FROM workbench-base:latest\nCOPY app/ /app/\nWORKDIR /app\nSTOPSIGNAL SIGKILL\n",
         "environment/app/server.log": "".join(f"2026-01-01 12:00:{i:02d} {'ERROR' if i % 3 == 0 else 'INFO'} "
@@ -47,8 +49,9 @@ def _bundle(name: str, category: str, skill_ids: list[str], path_id: str, marker
         "solution/solve.sh": "#!/bin/bash\nset -euo pipefail\ngrep -c ERROR /app/server.log > /app/out.txt\n",
         "tests/test.sh": "#!/bin/bash\ncd /tests && python3 -m pytest -q test_outputs.py "
                          "&& echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
-        "tests/test_outputs.py": "from pathlib import Path\n\n\ndef test_out_exists():\n"
+        "tests/test_outputs.py": f"from pathlib import Path\n\n\ndef test_out_exists():\n    \"\"\"{SENTENCE}\"\"\"\n"
                                  "    assert Path('/app/out.txt').exists()\n\n\ndef test_count():\n"
+                                 f"    \"\"\"{SENTENCE}\"\"\"\n"
                                  "    assert Path('/app/out.txt').read_text().strip() == '20'\n",
     }
 
@@ -59,7 +62,7 @@ def _tests(outcome_count: str, outcome_exists: str, message: str = "") -> dict:
             "reward": 1.0 if outcome_count == outcome_exists == "passed" else 0.0, "exit_code": 0}
 
 
-def _checks(kind: str) -> list[CheckResult]:
+def _checks(kind: str, files: dict[str, str]) -> list[CheckResult]:
     build = CheckResult(name="build", passed=True, reason="image built", seconds=3.2,
                         log="Step 1/4 : FROM workbench-base:latest\nSuccessfully built 0123abcd\n",
                         details={"image": "wb-task-0123abcd"})
@@ -77,8 +80,8 @@ def _checks(kind: str) -> list[CheckResult]:
                              seconds=0.1, log="rubric: 1 problem",
                              details={"problems": ["instruction never mentions /app/out.txt"]})
         return [build, noop, oracle, rubric]
-    rubric = CheckResult(name="rubric", passed=True, reason="instruction and tests agree", seconds=0.1,
-                         details={"problems": []})
+    rubric = check_rubric(TaskBundle(files))  # the real check's details
+    assert rubric.passed, rubric.log
     decontam = CheckResult(name="decontam", passed=True, reason="no 14-gram overlap", seconds=0.2,
                            details={"matches": []})
     return [build, noop, oracle, rubric, decontam]
@@ -116,7 +119,7 @@ def make_synth_fixture(ws) -> list[FixtureTask]:
                                           scenario_ids=path["src_anchor"].tolist(), bundle_dir=bundle_dir,
                                           bundle_hash=bundle.content_hash()))
         store.set_path_stage(ws.db, RUN_ID, path_id, "synthesized", task_id)
-        assert store.save_verification(ws.db, task_id, _checks(kind), "wb-task-0123abcd", RUN_ID, path_id) == verdict
+        assert store.save_verification(ws.db, task_id, _checks(kind, files), "wb-task-0123abcd", RUN_ID, path_id) == verdict
         out.append(FixtureTask(task_id, name, path_id, skill_ids, names, len(path), category, verdict, files))
     store.set_path_stage(ws.db, RUN_ID, picks[3], "failed", error="recipe 'git' found no repository to work on")
     store.set_run_status(ws.db, RUN_ID, "finished", "3 tasks synthesized, 1 accepted")

@@ -180,6 +180,49 @@ def test_rubric_problems_are_listed_and_a_missing_bundle_is_reported(graph_works
     assert any("Accepted: every check passed." in s.value for s in at.success)
 
 
+def _tab_labels(at) -> list[str]:
+    return [t.label for t in at.tabs]
+
+
+def test_every_tab_of_a_verified_task_renders(graph_workspace, monkeypatch):
+    """The accepted task's checks as the real verifier writes them (the rubric's own details
+    included): Files, Checks and Path all render, and each check shows what it reported."""
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    at = _open(ws, monkeypatch, "tasks.py")
+    at.selectbox(key="detail_task").set_value(made[0].task_id).run()
+    assert not at.exception, at.exception
+    assert _tab_labels(at) == [f"Files ({len(made[0].files)})", "Checks (5)", "Path"]
+    # Checks: one expander per check, the rubric's count of test functions among its details
+    titles = [e.label for e in at.expander]
+    assert [t.split(" · ")[0] for t in titles if " s" in t][:5] == ["build", "no-op fails", "oracle passes",
+                                                                   "rubric", "decontamination"]
+    assert any(j.value and '"test_count": 2' in j.value for j in at.json), [j.value for j in at.json]
+    assert any(c.value.startswith("Tests: 2 passed, reward 1.0") for c in at.caption)
+    # Path: one row per step of the task's path
+    path = frame(at, "step", "skill", "from scenario")
+    assert path["skill"].tolist() == made[0].skill_names
+
+
+def test_checks_stored_in_an_older_shape_still_display(graph_workspace, monkeypatch):
+    """Rows written before details had one typed shape: the rubric's `tests` was a count (the
+    page crashed with "'int' object is not iterable"); a row that fits no shape is shown raw."""
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    with ws.db.write() as con:
+        con.execute("UPDATE task_checks SET details = ? WHERE task_id = ? AND check_name = 'rubric'",
+                    [json.dumps({"problems": [], "tests": 2, "mapped": []}), made[0].task_id])
+        con.execute("UPDATE task_checks SET details = ? WHERE task_id = ? AND check_name = 'decontam'",
+                    [json.dumps({"matches": "not a list"}), made[0].task_id])
+    at = _open(ws, monkeypatch, "tasks.py")
+    at.selectbox(key="detail_task").set_value(made[0].task_id).run()
+    assert not at.exception, at.exception
+    shown = [json.loads(j.value) for j in at.json]
+    assert {"test_count": 2, "mapped": []} in shown
+    raw = next(d for d in shown if "stored_details" in d)
+    assert raw["stored_details"] == {"matches": "not a list"} and raw["details_problem"].startswith("matches:")
+
+
 # --- Synthesis page ----------------------------------------------------------------------------------
 
 def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_workspace, monkeypatch):

@@ -6,6 +6,7 @@ def test_a_clean_bundle_passes_and_maps_each_test():
     r = check_rubric(sum_bundle())
     assert r.passed, r.log
     assert r.details["mapped"] == [{"test": "test_sum", "sentence": SUM_SENTENCE}]
+    assert r.details["test_count"] == 1 and "tests" not in r.details  # `tests` holds run outcomes only
 
 
 def test_unmapped_test_and_unmentioned_path_are_named():
