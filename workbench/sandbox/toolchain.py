@@ -1,0 +1,213 @@
+"""The verifier's own toolchain: bash, python3 and pytest out of the solution's reach.
+
+A solution (later an agent) runs as root in its container and can replace /bin/bash,
+/usr/bin/python3, libc or /etc/ld.so.preload. So the tests never run on the container's own
+binaries: bash, python3 + stdlib + pytest, every shared library they load and the dynamic
+loader are copied once from the trusted base image, their ELF interpreter and rpath
+rewritten (patchelf) to point at the toolchain's own folder, and the loader's hard-wired
+/etc/ld.so.preload path pointed at a file that does not exist. The result lives in a named
+Docker volume mounted read-only at a top-level path (a mount point can be neither written,
+removed nor renamed without CAP_SYS_ADMIN, which containers lack).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = "/wb-verifier"
+VERSION = 1                          # bump when the layout or the collection changes
+COMPLETE_MARK = ".complete"
+PRELOAD = b"/etc/ld.so.preload"
+# Same length or shorter, NUL-padded: the loader reads a C string. Nothing can exist there.
+PRELOAD_NONE = (ROOT + "/none").encode().ljust(len(PRELOAD), b"\0")
+COLLECTOR = Path(__file__).with_name("toolchain_collect.py")
+# Appended after the toolchain's stdlib and pytest (never before), without .pth processing:
+# tests of hand-written tasks may import the image's packages (numpy...), but nothing a
+# solution plants there can shadow the stdlib or pytest.
+IMAGE_SITE_DIRS = ("/usr/local/lib/python3.11/dist-packages", "/usr/lib/python3/dist-packages",
+                   "/usr/local/lib/python3.11/site-packages", "/usr/lib/python3.11/site-packages")
+# Variables the dynamic loader, bash or Python act on: an image's ENV (written by the task's
+# Dockerfile) must not reach the verifier's processes through them.
+UNSAFE_ENV_PREFIXES = ("LD_", "PYTHON", "BASH_FUNC_", "PYTEST_")
+UNSAFE_ENV = {"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "GCONV_PATH", "LOCPATH", "GLIBC_TUNABLES",
+              "CDPATH", "GLOBIGNORE", "PS4", "HOSTALIASES", "RESOLV_HOST_CONF", "MALLOC_CHECK_",
+              "MALLOC_TRACE"}
+# Given to every exec of the toolchain, so the loader that starts it sees no planted library.
+LOADER_ENV = {"LD_PRELOAD": "", "LD_LIBRARY_PATH": "", "LD_AUDIT": "", "GCONV_PATH": "",
+              "GLIBC_TUNABLES": "", "LD_PROFILE": "", "LD_DEBUG": "", "LD_DEBUG_OUTPUT": ""}
+BASH = f"{ROOT}/bin/bash"
+PYTHON = f"{ROOT}/bin/python3"
+PATH = f"{ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+_lock = threading.Lock()
+_ready: dict[str, str] = {}
+
+
+class ToolchainError(RuntimeError):
+    """The toolchain could not be made; the message says what to install or fix."""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    volume: str
+
+    def mount(self):
+        """The read-only mount every check container gets."""
+        from docker.types import Mount
+        return Mount(target=ROOT, source=self.volume, type="volume", read_only=True)
+
+
+def python_argv(code: str, *args: str) -> list[str]:
+    """argv running `code` on the toolchain's Python, isolated (-I: no PYTHON* variables, no
+    user site, no current folder on sys.path) and without site (-S: no .pth files at all)."""
+    return [PYTHON, "-I", "-S", "-c", code, *args]
+
+
+def clean_env(image_env: list[str] | None) -> dict[str, str]:
+    """The environment the tests get: the image's own ENV (read from the daemon, not from the
+    container) less everything that can make bash, Python, pytest or the loader run other code."""
+    env: dict[str, str] = {}
+    for item in image_env or []:
+        key, _, value = item.partition("=")
+        if key.startswith(UNSAFE_ENV_PREFIXES) or key in UNSAFE_ENV:
+            continue
+        env[key] = value
+    env.update({"PATH": PATH, "HOME": env.get("HOME", "/root") or "/root", "LANG": env.get("LANG", "C.UTF-8"),
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                # No ini file above /tests (a planted /pytest.ini or /conftest.py) is read.
+                "PYTEST_ADDOPTS": "-c /dev/null --rootdir=/tests --confcutdir=/tests -p no:cacheprovider"})
+    return env
+
+
+def volume_name(base_image_id: str) -> str:
+    return f"workbench-toolchain-{base_image_id.split(':')[-1][:16]}-v{VERSION}"
+
+
+def ensure(engine, base_image: str | None = None) -> Toolchain:
+    """The toolchain volume for the base image, built on first use (a few seconds)."""
+    from workbench.sandbox.base_image import base_image_name
+    import docker.errors
+    base_image = base_image or base_image_name()
+    try:
+        image_id = engine.client.images.get(base_image).id
+    except docker.errors.ImageNotFound:
+        raise ToolchainError(f"base image {base_image} is missing: run `workbench images bootstrap`") from None
+    name = volume_name(image_id)
+    with _lock:
+        if name in _ready:
+            return Toolchain(name)
+        if not _is_complete(engine, name, base_image):
+            _build(engine, name, base_image)
+        _ready[name] = name
+    return Toolchain(name)
+
+
+def _is_complete(engine, name: str, base_image: str) -> bool:
+    import docker.errors
+    try:
+        engine.client.volumes.get(name)
+    except docker.errors.NotFound:
+        return False
+    c = engine.client.containers.create(base_image, command=["true"], network_mode="none",
+                                        volumes={name: {"bind": ROOT, "mode": "ro"}},
+                                        labels={"workbench.toolchain": "probe"})
+    try:
+        c.get_archive(f"{ROOT}/{COMPLETE_MARK}")
+        return True
+    except docker.errors.NotFound:
+        return False
+    finally:
+        c.remove(force=True)
+
+
+def _build(engine, name: str, base_image: str) -> None:
+    if shutil.which("patchelf") is None:
+        raise ToolchainError("patchelf is not installed: run `apt-get install -y patchelf` "
+                             "(scripts/setup-system.sh does it)")
+    client = engine.client
+    c = client.containers.create(base_image, command=["sleep", "300"], network_mode="none",
+                                 labels={"workbench.toolchain": "collect"})
+    try:
+        c.start()
+        _put(c, "/tmp", {"collect.py": COLLECTOR.read_bytes()})
+        res = c.exec_run(["python3", "/tmp/collect.py", "/tmp/toolchain"], demux=True)
+        out, err = res.output
+        if res.exit_code != 0:
+            raise ToolchainError(f"collecting the toolchain from {base_image} failed (exit {res.exit_code}): "
+                                 f"{(err or b'').decode(errors='replace')[-1500:]}")
+        manifest = json.loads((out or b"").decode().strip().splitlines()[-1])
+        bits, _ = c.get_archive("/tmp/toolchain")
+        with tempfile.TemporaryDirectory(prefix="workbench-toolchain-") as tmp:
+            with tarfile.open(fileobj=io.BytesIO(b"".join(bits))) as tar:
+                tar.extractall(tmp, filter="tar")
+            tree = Path(tmp) / "toolchain"
+            _rewrite(tree, manifest)
+            payload = _tar_tree(tree)
+    finally:
+        c.remove(force=True)
+    try:
+        client.volumes.get(name).remove(force=True)   # an incomplete one from a killed build
+    except Exception:
+        pass
+    client.volumes.create(name, labels={"workbench.toolchain": "1"})
+    filler = client.containers.create(base_image, command=["true"], network_mode="none",
+                                      volumes={name: {"bind": ROOT, "mode": "rw"}},
+                                      labels={"workbench.toolchain": "fill"})
+    try:
+        filler.put_archive(ROOT, payload)
+        _put(filler, ROOT, {COMPLETE_MARK: b"1\n"})   # last: a half-filled volume is never used
+    finally:
+        filler.remove(force=True)
+
+
+def _rewrite(tree: Path, manifest: dict) -> None:
+    """Point every ELF file at the toolchain's own loader and libraries, blind the loader to
+    /etc/ld.so.preload, and add the entry points (python, pytest) and sitecustomize."""
+    loader = tree / manifest["loader"]
+    data = loader.read_bytes()
+    if PRELOAD not in data:
+        raise ToolchainError(f"{manifest['loader']}: no {PRELOAD.decode()} string to disable")
+    loader.write_bytes(data.replace(PRELOAD, PRELOAD_NONE))
+    for rel in manifest["elves"]:
+        if rel == manifest["loader"]:
+            continue
+        path = tree / rel
+        os.chmod(path, os.stat(path).st_mode | 0o200)
+        cmd = ["patchelf", "--force-rpath", "--set-rpath", f"{ROOT}/lib"]
+        if rel in manifest["executables"]:
+            cmd += ["--set-interpreter", f"{ROOT}/{manifest['loader']}"]
+        proc = subprocess.run(cmd + [str(path)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ToolchainError(f"patchelf failed on {rel}: {proc.stderr.strip()[-500:]}")
+    (tree / "bin" / "pytest").write_text(f"#!{PYTHON} -I\nimport sys\nimport pytest\nsys.exit(pytest.console_main())\n")
+    (tree / "bin" / "pytest").chmod(0o755)
+    (tree / "bin" / "python").symlink_to("python3")
+    dirs = ", ".join(repr(d) for d in IMAGE_SITE_DIRS)
+    (tree / "lib" / manifest["python"] / "sitecustomize.py").write_text(
+        "import sys\n" + f"sys.path.extend(d for d in ({dirs},) if d not in sys.path)\n")
+
+
+def _tar_tree(tree: Path) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for p in sorted(tree.iterdir()):
+            tar.add(p, arcname=p.name)
+    return buf.getvalue()
+
+
+def _put(container, dest: str, files: dict[str, bytes]) -> None:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    container.put_archive(dest, buf.getvalue())
