@@ -1,7 +1,13 @@
-"""The state of each pipeline stage, read off `workspace_status`."""
+"""The state of each pipeline stage, read off `workspace_status`, and of the demo build."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
+
+from workbench.demo_status import DemoStatus
+
+# What the Overview says where a stage has no command yet (rollouts are not built).
+NOT_BUILT = "not built yet"
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,44 @@ def pipeline_stages(status: dict) -> list[StageState]:
                    "workbench sample"),
         StageState("Synthesis & verification", state(s["tasks"]["total"]),
                    f"{s['tasks']['accepted']} of {s['tasks']['total']} tasks accepted", "workbench synth"),
-        StageState("Rollouts", state(s["rollouts"]["total"]), f"{s['rollouts']['total']} rollouts",
-                   "workbench rollout"),
+        StageState("Rollouts", NOT_BUILT, "agents running the tasks come in a later release", "—"),
     ]
+
+
+@dataclass(frozen=True)
+class BuildView:
+    headline: str          # one sentence: building / done / stopped, and how far
+    fraction: float        # 0..1 for a progress bar
+    finished: int          # stages that have ended (done, skipped or failed)
+    rows: list[dict]       # one per stage: stage, state, progress, detail
+    missing: list[str]     # what the demo lacks and how to get it
+    running: bool
+
+
+def demo_build_view(status: DemoStatus, running: bool, now: float | None = None) -> BuildView:
+    """The demo build's status file as the Overview shows it; `running`: whether the process
+    that builds is alive (DemoStatus.running), passed in to keep this a pure function."""
+    now = time.time() if now is None else now
+    stages = status.stages
+    finished = sum(s.state in ("done", "skipped", "failed") for s in stages)
+    current = status.current
+    # a stage that reports items counts by its share of them
+    part = current.done / current.total if current and current.total else 0.0
+    fraction = min(1.0, (finished + part) / len(stages)) if stages else 1.0
+    took_s = int(max(0.0, status.updated - status.started))
+    took = f"{took_s // 60} min {took_s % 60} s" if took_s >= 60 else f"{took_s} s"
+    if running:
+        now_doing = f"; now: {current.title.lower()}" if current else ""
+        headline = (f"The demo workspace is being built: {finished} of {len(stages)} stages done{now_doing} "
+                    f"(running for {int(now - status.started)} s). Pages show what is there so far.")
+    elif status.state in ("building", "stopped"):
+        headline = (f"The demo build stopped before it finished ({finished} of {len(stages)} stages done"
+                    f"{'; ' + status.error if status.error else ''}). Run `workbench app --demo` again to go on.")
+    elif status.state == "failed":
+        headline = f"The demo build failed: {status.error}. Its log: {status.log}"
+    else:
+        headline = f"The demo workspace was built in {took}."
+    rows = [{"stage": s.title, "state": s.state,
+             "progress": f"{s.done} of {s.total}" if s.total else "",
+             "detail": s.detail} for s in stages]
+    return BuildView(headline, fraction, finished, rows, list(status.missing), running)

@@ -3,14 +3,43 @@ import pandas as pd
 import streamlit as st
 
 from analysis import figures, skills_view
-from analysis.pipeline_state import pipeline_stages
+from analysis.pipeline_state import demo_build_view, pipeline_stages
 from pages.shared import provider_note, workspace
+from workbench.demo_status import read_status
 from workbench.store import skills as skill_store
 from workbench.store.status import workspace_status
 
 ws = workspace()
 st.title("SkillGraph Workbench")
 st.caption(f"Workspace `{ws.root}` · {provider_note()}")
+
+
+def demo_build(root) -> None:
+    """The demo build behind the dashboard: what is being built, how far, what is missing.
+    A finished stage redraws the whole page, whose counts it changed."""
+    build = read_status(root)
+    if build is None:
+        return
+    view = demo_build_view(build, build.running)
+    if view.finished != st.session_state.get("_demo_finished", view.finished):
+        st.rerun()
+    if view.running:
+        st.progress(view.fraction, text=view.headline)
+    elif view.missing or build.state != "done":
+        st.warning(view.headline)
+    else:
+        st.caption(view.headline)
+    for line in view.missing:
+        st.warning(line)
+    with st.expander("Demo build", expanded=view.running):
+        st.dataframe(pd.DataFrame(view.rows), hide_index=True, width="stretch", key="demo_build")
+        st.caption(f"Log: `{build.log}`")
+
+
+_first = read_status(ws.root)
+if _first is not None:
+    st.session_state["_demo_finished"] = demo_build_view(_first, _first.running).finished
+st.fragment(demo_build, run_every=2 if _first is not None and _first.running else None)(ws.root)
 
 status = workspace_status(ws.db)
 sk = status["skills"]

@@ -3,18 +3,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 from rich.table import Table
 
 from pipeline.graph.samplers import SAMPLERS
-from workbench import cli_synthesis
-from workbench.config import DEMO_CORPUS, REPO_ROOT
+from workbench import app_server, cli_synthesis
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
+from workbench.demo_build import DEMO_TASKS, ensure_demo  # noqa: F401  (moved there; still importable from here)
 from workbench.store.status import workspace_status
 from workbench.workspace import Workspace
 
@@ -71,84 +69,6 @@ def cmd_status(args) -> int:
         t.add_row(part, ", ".join(f"{k}={v}" for k, v in counts.items()))
     out.print(t)
     return 0
-
-
-def ensure_demo(workspace: str | None) -> Workspace:
-    """The demo workspace: the bundled corpus ingested, scenarios inferred offline, the
-    graph built, two sample batches drawn and (with Docker) a first batch of verified tasks,
-    so that every page has something to show.
-    Each part runs only when it is missing."""
-    from pipeline.graph.build import build_graph
-    from pipeline.graph.sample_run import sample
-    from pipeline.ingest.run import ingest
-    from pipeline.scenarios.run import infer_offline
-    from workbench.store.graph import last_build
-    ws = Workspace.open(workspace)
-    status = workspace_status(ws.db)
-    if status["skills"]["total"] == 0:
-        err.print(f"Building the demo workspace in {ws.root} from {DEMO_CORPUS} …")
-        progress, update = _progress("Ingesting demo corpus", err.is_terminal)
-        with progress:
-            report = ingest(ws, [DEMO_CORPUS], on_progress=update)
-        err.print(f"{len(report.new)} skills ingested, {len(report.problems)} packages reported broken "
-                  "(the corpus carries some on purpose).")
-    if status["scenarios"]["skills_with_scenarios"] == 0:
-        err.print("Inferring scenarios with the offline provider …")
-        infer_offline(ws)
-    if last_build(ws.db) is None:
-        err.print("Building the scenario graph (embeddings, dedup, bridges, map; about a minute the first time) …")
-        build_graph(ws)
-    if status["paths"]["total"] == 0:
-        for sampler in ("inverse-frequency", "random-walk"):
-            sample(ws, sampler, 200, seed=1)
-        err.print("Sampled 200 inverse-frequency and 200 random-walk paths.")
-    if status["tasks"]["total"] == 0:
-        _demo_tasks(ws)
-    return ws
-
-
-DEMO_TASKS = 12
-
-
-def _demo_tasks(ws: Workspace) -> None:
-    """A first synthesis batch, when a Docker engine and the base image are at hand; without
-    them the demo still serves every other page and says how to get there."""
-    from pipeline.synth.batch import run_synth
-    from workbench.sandbox.base_image import base_image_name
-    from workbench.sandbox.engine import Engine, SandboxError
-    try:
-        engine = Engine()
-        ready = engine.image_exists(base_image_name())
-    except SandboxError:
-        ready = False
-    if not ready:
-        err.print("No Docker engine or base image: the demo has no synthesized tasks yet. "
-                  "`workbench doctor` says what is missing; then launch a batch on the Synthesis page.")
-        return
-    err.print(f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …")
-    progress, update = _progress("Synthesis", err.is_terminal)
-    with progress:
-        report = run_synth(ws, n_paths=DEMO_TASKS, seed=1, concurrency=2, engine=engine,
-                           progress=lambda r: update(r["verified"] + r["failed"], DEMO_TASKS, f"{r['accepted']} accepted"))
-    err.print(f"{report.accepted} of {report.sampled} tasks accepted.")
-
-
-def cmd_demo(args) -> int:
-    ensure_demo(args.workspace)
-    return 0
-
-
-def cmd_app(args) -> int:
-    ws = ensure_demo(args.workspace) if args.demo else Workspace.open(args.workspace)
-    env = dict(os.environ, WORKBENCH_HOME=str(ws.root))
-    cmd = [sys.executable, "-m", "streamlit", "run", str(REPO_ROOT / "workbench" / "app.py"),
-           "--server.address", args.host, "--server.port", str(args.port),
-           "--server.headless", "true", "--browser.gatherUsageStats", "false"]
-    err.print(f"Dashboard on http://{args.host}:{args.port} over {ws.root}")
-    try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        return 0
 
 
 def cmd_scenarios_infer(args) -> int:
@@ -225,7 +145,10 @@ def cmd_sample(args) -> int:
         print(json.dumps(report.as_dict(), indent=2))
     else:
         out.print(f"Batch {report.batch_id}: {report.n_paths} {report.sampler} paths, {report.steps} steps, "
-                  f"{report.unique_pairs} unique (scenario, skill) pairs.")
+                  f"{report.unique_pairs} unique (scenario, skill) pairs"
+                  + (f"; {report.redrawn} repeated path(s) drawn again." if report.redrawn else "."))
+        if report.note:
+            err.print(f"[yellow]Note:[/yellow] {report.note}", soft_wrap=True)
     return 0
 
 
@@ -243,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("filter", parents=[common], help="run every filter rule again")
     s.set_defaults(func=cmd_filter)
     s = sub.add_parser("status", parents=[common], help="workspace counts")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the counts as JSON (the shape of DESIGN §3)")
     s.set_defaults(func=cmd_status)
     s = sub.add_parser("scenarios", parents=[common], help="scenario inference")
     ssub = s.add_subparsers(dest="scenarios_command", required=True)
@@ -252,37 +175,38 @@ def build_parser() -> argparse.ArgumentParser:
                     help="auto: the LLM when an endpoint is configured, else offline")
     si.add_argument("--force", action="store_true", help="infer again even where scenarios exist")
     si.add_argument("--budget-usd", type=float, default=None, help="stop cleanly once this much is spent")
-    si.add_argument("--concurrency", type=int, default=None)
-    si.add_argument("--json", action="store_true")
+    si.add_argument("--concurrency", type=int, default=None,
+                    help="LLM requests at once (default: the workspace's LLM setting)")
+    si.add_argument("--json", action="store_true", help="print the report as JSON")
     si.set_defaults(func=cmd_scenarios_infer)
     s = sub.add_parser("graph", parents=[common], help="the scenario–skill graph")
     gsub = s.add_subparsers(dest="graph_command", required=True)
     gb = gsub.add_parser("build", parents=[common], help="embeddings, dedup, bridges, projection (incremental)")
-    gb.add_argument("--embedder", default="minilm", choices=["minilm", "hashing", "openai"])
+    gb.add_argument("--embedder", default="minilm", choices=["minilm", "hashing", "openai"],
+                    help="minilm: all-MiniLM-L6-v2 in numpy (default); hashing: no model; "
+                         "openai: the configured endpoint's /embeddings")
     gb.add_argument("--threshold", type=float, default=0.88, help="cosine similarity that makes one scenario")
-    gb.add_argument("--bridge-threshold", type=float, default=0.6)
-    gb.add_argument("--verifier", choices=["auto", "offline", "llm"], default="auto")
-    gb.add_argument("--budget-usd", type=float, default=None)
+    gb.add_argument("--bridge-threshold", type=float, default=0.6,
+                    help="cosine similarity from which a postcondition and another skill's precondition "
+                         "become a bridge candidate (default 0.6)")
+    gb.add_argument("--verifier", choices=["auto", "offline", "llm"], default="auto",
+                    help="who verifies bridge candidates: auto (the LLM when an endpoint is configured, "
+                         "else offline), offline (shared-artifact check) or llm")
+    gb.add_argument("--budget-usd", type=float, default=None, help="stop LLM verification cleanly once this much is spent")
     gb.add_argument("--force", action="store_true", help="recompute dedup even when nothing changed")
-    gb.add_argument("--json", action="store_true")
+    gb.add_argument("--json", action="store_true", help="print the report as JSON")
     gb.set_defaults(func=cmd_graph_build)
     s = sub.add_parser("sample", parents=[common], help="draw paths over the graph")
-    s.add_argument("--sampler", default="inverse-frequency",
-                   choices=SAMPLERS)
-    s.add_argument("--n", type=int, default=100)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--min-len", type=int, default=2)
-    s.add_argument("--max-len", type=int, default=6)
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--sampler", default="inverse-frequency", choices=SAMPLERS,
+                   help="how paths are drawn (default inverse-frequency)")
+    s.add_argument("--n", type=int, default=100, help="how many distinct paths to draw (default 100)")
+    s.add_argument("--seed", type=int, default=0, help="same seed and graph, same paths (default 0)")
+    s.add_argument("--min-len", type=int, default=2, help="fewest steps a path aims for (default 2)")
+    s.add_argument("--max-len", type=int, default=6, help="most steps per path (default 6)")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_sample)
     cli_synthesis.add_commands(sub, common, SAMPLERS)
-    s = sub.add_parser("demo", parents=[common], help="build the demo workspace from the bundled corpus")
-    s.set_defaults(func=cmd_demo)
-    s = sub.add_parser("app", parents=[common], help="serve the dashboard")
-    s.add_argument("--host", default="127.0.0.1", help="bind address (default: localhost only)")
-    s.add_argument("--port", type=int, default=8501)
-    s.add_argument("--demo", action="store_true", help="ingest the bundled corpus first if the workspace is empty")
-    s.set_defaults(func=cmd_app)
+    app_server.add_commands(sub, common)
     return p
 
 

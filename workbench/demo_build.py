@@ -1,0 +1,237 @@
+"""The demo workspace: the bundled corpus ingested, scenarios inferred offline, the graph
+built, two sample batches drawn and (with Docker) a first batch of verified tasks, so that
+every page has something to show. `workbench demo` runs it in the foreground; `workbench
+app --demo` runs it as a background process behind the dashboard. Either way it writes its
+progress to the workspace's status file (workbench/demo_status.py)."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from workbench.config import DEMO_CORPUS, REPO_ROOT
+from workbench.console import err
+from workbench.console import progress_bar as _progress
+from workbench.demo_status import LOG_FILE, DemoStatus, new_status, read_status, write_status
+from workbench.process_owner import die_with_parent
+from workbench.store.graph import last_build
+from workbench.store.status import workspace_status
+from workbench.workspace import Workspace
+
+DEMO_TASKS = 12
+SETUP_DOCKER = REPO_ROOT / "scripts" / "setup-docker.sh"
+DOCKER_LOG = "demo-docker-setup.log"   # under the workspace's runs/
+_WRITE_EVERY_S = 0.5                   # progress callbacks come per item; the file needs far fewer
+
+
+def demo_todo(ws: Workspace) -> list[str]:
+    """The stages the demo workspace still lacks (cheap: counts only, and the last status file,
+    whose unfinished ingest is run again since a killed ingest leaves some skills behind)."""
+    s = workspace_status(ws.db)
+    prev = read_status(ws.root)
+    ingest_cut = prev is not None and prev.interrupted and any(
+        st.key == "ingest" and st.state != "done" for st in prev.stages)
+    todo = [key for key, missing in (
+        ("ingest", s["skills"]["total"] == 0 or ingest_cut),
+        ("scenarios", s["scenarios"]["skills_with_scenarios"] == 0),
+        ("graph", last_build(ws.db) is None),
+        ("sample", s["paths"]["total"] == 0),
+        ("tasks", s["tasks"]["total"] == 0)) if missing]
+    return todo
+
+
+class _Tracker:
+    """The status file kept current: stage starts and ends at once, progress at most every
+    half second."""
+
+    def __init__(self, ws: Workspace, status: DemoStatus):
+        self.ws, self.status, self._last = ws, status, 0.0
+
+    def start(self, key: str, detail: str = "") -> None:
+        st = self.status.stage(key)
+        st.state, st.detail = "running", detail
+        write_status(self.ws.root, self.status)
+
+    def progress(self, key: str, done: int, total: int, detail: str = "") -> None:
+        st = self.status.stage(key)
+        st.done, st.total, st.detail = done, total or 0, detail or st.detail
+        if time.monotonic() - self._last >= _WRITE_EVERY_S:
+            self._last = time.monotonic()
+            write_status(self.ws.root, self.status)
+
+    def finish(self, key: str, state: str = "done", detail: str = "") -> None:
+        st = self.status.stage(key)
+        st.state, st.detail = state, detail or st.detail
+        if state == "done" and st.total:
+            st.done = st.total
+        write_status(self.ws.root, self.status)
+
+
+class _DockerSetup:
+    """scripts/setup-docker.sh in the background from the start of the build (it mostly waits
+    on apt and debootstrap, so it overlaps the CPU-bound stages); the tasks stage waits for it."""
+
+    def __init__(self, ws: Workspace):
+        self.log = ws.runs_dir / DOCKER_LOG
+        with open(self.log, "wb") as fh:
+            self.proc = subprocess.Popen(["bash", str(SETUP_DOCKER)], stdout=fh, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, cwd=REPO_ROOT, preexec_fn=die_with_parent)
+
+    def wait(self) -> str:
+        """'' when Docker is set up, else the reason with the end of its log."""
+        rc = self.proc.wait()
+        if rc == 0:
+            return ""
+        tail = self.log.read_text(errors="replace").strip().splitlines()[-3:]
+        return f"Docker set-up failed (exit {rc}; log {self.log}): " + " / ".join(tail)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+
+
+def ensure_demo(workspace: str | None, *, setup_docker: bool = False) -> Workspace:
+    """Build what the demo workspace lacks; each part runs only when it is missing."""
+    ws = Workspace.open(workspace)
+    prev = read_status(ws.root)
+    if prev is not None and prev.running:
+        err.print(f"The demo workspace in {ws.root} is being built by process {prev.pid}; not starting another build.")
+        return ws
+    todo = demo_todo(ws)
+    if not todo:
+        return ws
+    keys = todo if not setup_docker or "tasks" not in todo else [k for k in todo if k != "tasks"] + ["docker", "tasks"]
+    tracker = _Tracker(ws, new_status(keys, ws.runs_dir / LOG_FILE))
+    write_status(ws.root, tracker.status)
+    docker = _DockerSetup(ws) if "docker" in keys else None
+    if docker:
+        tracker.start("docker", f"log: {docker.log}")
+    stop = _stop_on_sigterm()
+    try:
+        for key in todo:
+            _STAGES[key](ws, tracker, docker, stop)
+        tracker.status.state = "done"
+    except BaseException as exc:
+        for st in tracker.status.stages:
+            if st.state == "running":
+                st.state = "failed"
+        tracker.status.state = "stopped" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "failed"
+        tracker.status.error = f"{exc.__class__.__name__}: {exc}"
+        raise
+    finally:
+        if docker:
+            docker.stop()
+        write_status(ws.root, tracker.status)
+    return ws
+
+
+def _stop_on_sigterm() -> threading.Event:
+    """SIGTERM (the app stopping its build) ends the build like Ctrl-C; during synthesis it
+    first asks the batch to stop cleanly so its containers are removed."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        return stop
+
+    def handler(signum, frame):
+        if not stop.is_set():
+            stop.set()
+            if _in_synthesis.is_set():
+                return
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+    return stop
+
+
+_in_synthesis = threading.Event()
+
+
+def _ingest(ws, tracker, docker, stop) -> None:
+    from pipeline.ingest.run import ingest
+    err.print(f"Building the demo workspace in {ws.root} from {DEMO_CORPUS} …")
+    tracker.start("ingest", str(DEMO_CORPUS))
+    progress, update = _progress("Ingesting demo corpus", err.is_terminal)
+
+    def both(done, total, what):
+        update(done, total, what)
+        tracker.progress("ingest", done, total, f"{Path(what).name}")
+    with progress:
+        report = ingest(ws, [DEMO_CORPUS], on_progress=both)
+    msg = (f"{len(report.new)} skills ingested, {len(report.problems)} packages reported broken "
+           "(the corpus carries some on purpose)")
+    err.print(msg + ".")
+    tracker.finish("ingest", detail=msg)
+
+
+def _scenarios(ws, tracker, docker, stop) -> None:
+    from pipeline.scenarios.run import infer_offline
+    err.print("Inferring scenarios with the offline provider …")
+    tracker.start("scenarios")
+    report = infer_offline(ws, on_progress=lambda d, t, what: tracker.progress("scenarios", d, t, what))
+    tracker.finish("scenarios", detail=f"{report.inferred} skills have scenarios")
+
+
+def _graph(ws, tracker, docker, stop) -> None:
+    from pipeline.graph.build import build_graph
+    err.print("Building the scenario graph (embeddings, dedup, bridges, map; about a minute the first time) …")
+    tracker.start("graph", "about a minute the first time")
+    report = build_graph(ws, on_progress=lambda stage, d, t: tracker.progress("graph", d, t or 0, stage))
+    tracker.finish("graph", detail=f"{report.scenarios} scenarios in {report.clusters} clusters, "
+                                   f"{report.verified} bridges")
+
+
+def _sample(ws, tracker, docker, stop) -> None:
+    from pipeline.graph.sample_run import sample
+    tracker.start("sample")
+    for i, sampler in enumerate(("inverse-frequency", "random-walk")):
+        tracker.progress("sample", i, 2, sampler)
+        sample(ws, sampler, 200, seed=1)
+    err.print("Sampled 200 inverse-frequency and 200 random-walk paths.")
+    tracker.finish("sample", detail="400 paths")
+
+
+def _tasks(ws, tracker, docker, stop) -> None:
+    """A first synthesis batch, when a Docker engine and the base image are at hand; without
+    them the demo still serves every other page and says how to get there."""
+    from pipeline.synth.batch import run_synth
+    from workbench.sandbox.base_image import base_image_name
+    from workbench.sandbox.engine import Engine, SandboxError
+    if docker:
+        failed = docker.wait()
+        tracker.finish("docker", "failed" if failed else "done", failed or "Docker engine and base image ready")
+    try:
+        engine = Engine()
+        ready = engine.image_exists(base_image_name())
+        why = "" if ready else f"the base image {base_image_name()} is missing (`workbench images bootstrap`)"
+    except SandboxError as exc:
+        ready, why = False, str(exc)
+    if not ready:
+        advice = ("No Docker engine or base image: the demo has no synthesized tasks yet. "
+                  "`workbench doctor` says what is missing; then launch a batch on the Synthesis page.")
+        err.print(advice)
+        tracker.status.missing.append(f"{advice} ({why})")
+        tracker.finish("tasks", "skipped", why)
+        return
+    err.print(f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …")
+    tracker.start("tasks")
+    progress, update = _progress("Synthesis", err.is_terminal)
+
+    def both(r):
+        done = r["verified"] + r["failed"]
+        update(done, DEMO_TASKS, f"{r['accepted']} accepted")
+        tracker.progress("tasks", done, DEMO_TASKS, f"{r['accepted']} accepted")
+    _in_synthesis.set()
+    try:
+        with progress:
+            report = run_synth(ws, n_paths=DEMO_TASKS, seed=1, concurrency=2, engine=engine, progress=both, stop=stop)
+    finally:
+        _in_synthesis.clear()
+    if stop.is_set():
+        raise SystemExit(143)
+    msg = f"{report.accepted} of {report.sampled} tasks accepted"
+    err.print(msg + ".")
+    tracker.finish("tasks", detail=msg)
+
+
+_STAGES = {"ingest": _ingest, "scenarios": _scenarios, "graph": _graph, "sample": _sample, "tasks": _tasks}
