@@ -20,6 +20,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from analysis.display import short
+from analysis.figures import clear_of_toolbar
 
 HEATMAP_ROWS = 40
 
@@ -248,4 +249,4 @@ def growth_figure(curves: pd.DataFrame, universe: int | None = None) -> go.Figur
     fig.update_layout(height=380, margin=dict(l=0, r=0, t=10, b=0), xaxis_title="paths sampled",
                       yaxis_title="unique (scenario, skill) pairs",
                       legend=dict(title="", orientation="h", yanchor="bottom", y=1.02, x=0))
-    return fig
+    return clear_of_toolbar(fig)

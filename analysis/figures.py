@@ -7,6 +7,20 @@ import plotly.graph_objects as go
 
 STATUS_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828"}
 
+# Plotly's toolbar is drawn over the figure's top right corner while the mouse is on it; a
+# legend there (beside the plot, or in a row above it) must start below it.
+TOOLBAR_PX = 32
+LEGEND_ROW_PX = 28
+
+
+def clear_of_toolbar(fig: go.Figure) -> go.Figure:
+    """Give the figure a top margin that keeps its legend's first entry clear of the toolbar."""
+    legend = fig.layout.legend
+    above = legend.orientation == "h" and legend.y is not None and legend.y >= 1
+    need = TOOLBAR_PX + (LEGEND_ROW_PX if above else 0)
+    fig.update_layout(margin_t=max(need, fig.layout.margin.t or 0))
+    return fig
+
 
 def skills_by_category(counts: pd.DataFrame) -> go.Figure:
     """Horizontal stacked bars: skills per category, split by curation status."""
@@ -15,7 +29,7 @@ def skills_by_category(counts: pd.DataFrame) -> go.Figure:
     fig.update_layout(height=max(260, 26 * counts["category"].nunique() + 80), margin=dict(l=0, r=0, t=10, b=0),
                       legend_title_text="", yaxis_title="", xaxis_title="skills",
                       yaxis=dict(autorange="reversed"))
-    return fig
+    return clear_of_toolbar(fig)
 
 
 def flagged_rules(counts: pd.DataFrame) -> go.Figure:

@@ -5,6 +5,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
+from analysis.figures import clear_of_toolbar
+
 
 def totals(calls: pd.DataFrame) -> dict:
     if calls.empty:
@@ -59,7 +61,7 @@ def cost_figure(summary: pd.DataFrame) -> go.Figure:
     fig = px.bar(summary, x="cost_usd", y="stage", color="model", orientation="h")
     fig.update_layout(height=max(220, 40 * summary["stage"].nunique() + 100), margin=dict(l=0, r=0, t=10, b=0),
                       xaxis_title="cost (USD)", yaxis_title="")
-    return fig
+    return clear_of_toolbar(fig)
 
 
 def timeline_figure(series: pd.DataFrame) -> go.Figure:
@@ -69,7 +71,7 @@ def timeline_figure(series: pd.DataFrame) -> go.Figure:
     fig.add_scatter(x=series["time"], y=series["cost_usd"].cumsum(), name="cumulative cost (USD)", yaxis="y2")
     fig.update_layout(barmode="stack", height=320, margin=dict(l=0, r=0, t=10, b=0),
                       yaxis=dict(title="calls"), yaxis2=dict(title="USD", overlaying="y", side="right"))
-    return fig
+    return clear_of_toolbar(fig)
 
 
 def errors_figure(errors: pd.DataFrame) -> go.Figure:
