@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Iterable, Mapping
 
 import networkx as nx
@@ -19,6 +20,8 @@ from analysis.display import HIGHLIGHT, short
 
 MAX_GRAPH_NODES = 500        # cluster-level meta-graph
 MAX_EGO_NODES = 150
+LABEL_CHARS = 24             # a node's label: whole words up to this length; hover shows the full text
+HOVER_WIDTH = 70             # characters per line of the hover text (vis.js tooltips do not wrap)
 
 SKILL_EDGE_COLOR = "#4a78b5"
 BRIDGE_EDGE_COLOR = "#e0801e"
@@ -172,7 +175,26 @@ def _edge_style(kind: str, weight: int, highlight: bool = False) -> dict:
     return style
 
 
-def declutter_labels(nodes: pd.DataFrame, top: int, keep: Iterable[int] = (), chars: int = 32,
+def node_label(text: object, n: int = LABEL_CHARS) -> str:
+    """A short label of whole words (at most ``n`` characters, "…" when cut); a first word
+    longer than that (a path, say) is cut inside. Cutting mid-word gave labels like "calib/sta…"."""
+    s = short(text, 10**9)
+    if len(s) <= n:
+        return s
+    out = ""
+    for word in s.split(" "):
+        if len(out) + len(word) + (1 if out else 0) > n - 1:
+            break
+        out = f"{out} {word}" if out else word
+    return (out or s[: n - 1]).rstrip(" ,.;:") + "…"
+
+
+def hover_text(text: object, width: int = HOVER_WIDTH) -> str:
+    """The full text, wrapped into lines (vis.js shows a tooltip string's newlines)."""
+    return textwrap.fill(short(text, 10**9), width=width, break_long_words=True) or " "
+
+
+def declutter_labels(nodes: pd.DataFrame, top: int, keep: Iterable[int] = (), chars: int = LABEL_CHARS,
                      char_px: float = 6.6, line_px: float = 16.0) -> set[int]:
     """Which nodes get a text label: the highest-degree ones (``keep`` first), at most ``top``,
     skipping any whose label box (drawn under the node, at the layout's pixel scale) would
@@ -223,9 +245,9 @@ def pyvis_html(nodes: pd.DataFrame, edges: pd.DataFrame, height: int = 620, labe
         n = int(row.node)
         label = getattr(row, "label", None)
         if label is None:
-            label = short(row.canonical, 32) if n in labelled or n in hl_nodes else " "
+            label = node_label(row.canonical) if n in labelled or n in hl_nodes else " "
         node = {"id": n, "label": label, "x": float(row.x), "y": float(row.y),
-                "title": f"{short(row.canonical, 200)}\n(cluster {n}, degree {int(deg[i])})"}
+                "title": f"{hover_text(row.canonical)}\n(cluster {n}, degree {int(deg[i])})"}
         if getattr(row, "shape", "dot") == "box":  # text inside, wrapped
             node.update(shape="box", widthConstraint={"maximum": 170}, margin=8,
                         color={"background": HIGHLIGHT if n in hl_nodes else "#e3ecf7",

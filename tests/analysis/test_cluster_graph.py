@@ -110,6 +110,24 @@ def test_pyvis_html_is_self_contained_precomputed_and_styles_edge_kinds(monkeypa
     assert len(e) == len(edges)
 
 
+def test_node_labels_are_short_whole_words_and_the_hover_holds_the_full_text():
+    text = ("Calibration state written to ~/.config/calib/state.json after every sensor sweep, with the "
+            "previous file kept as a timestamped backup next to it so that a bad run can be rolled back by hand "
+            "when the sensors drift between sweeps")
+    assert cg.node_label(text) == "Calibration state…"  # not cut inside "written" or a path
+    assert cg.node_label("Logs rotated") == "Logs rotated"
+    assert cg.node_label("~/.config/calib/state.json is written") == "~/.config/calib/state.j…"
+    nodes = pd.DataFrame({"node": [0, 1, 2], "canonical": [text, "short", "other"], "degree": [3, 1, 1],
+                          "x": [300.0, 0.0, 600.0], "y": [0.0, 0.0, 0.0]})
+    edges = pd.DataFrame({"src": [0], "dst": [1], "kind": ["skill"], "weight": [1]})
+    data = json.loads(cg.pyvis_html(nodes, edges).split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    node = next(d for d in data if d["id"] == 0)
+    assert node["label"] == "Calibration state…" and len(node["label"]) <= cg.LABEL_CHARS
+    hover = node["title"].split("\n(cluster", 1)[0]
+    assert " ".join(hover.split()) == text  # all of it, on wrapped lines
+    assert max(len(line) for line in hover.splitlines()) <= cg.HOVER_WIDTH
+
+
 def test_path_table_and_drawing():
     steps = pd.DataFrame({"step": [1, 0, 2], "src_anchor": ["b", "a", "c"], "dst_anchor": ["c", "b", "d"],
                           "skill_id": ["k2", "k1", "k3"], "skill_name": ["two", "one", "three"],
