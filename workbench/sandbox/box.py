@@ -73,10 +73,14 @@ class Box:
     def put(self, files: dict[str, bytes], dest: str) -> None:
         self.container.put_archive("/", tar_files(files, prefix=dest.strip("/")))
 
-    def run(self, cmd: str, timeout_s: float, workdir: str = "/app") -> ExecResult:
+    def run(self, cmd: str | list[str], timeout_s: float, workdir: str = "/app",
+            environment: dict[str, str] | None = None) -> ExecResult:
+        """`cmd`: a line for the container's bash, or an argv run as it is (the verifier's
+        own executables, called by absolute path, never through the container's PATH)."""
         api = self.engine.client.api
         t0 = time.monotonic()
-        exec_id = api.exec_create(self.container.id, ["bash", "-c", cmd], workdir=workdir)["Id"]
+        argv = list(cmd) if isinstance(cmd, list) else ["bash", "-c", cmd]
+        exec_id = api.exec_create(self.container.id, argv, workdir=workdir, environment=environment)["Id"]
         stream = api.exec_start(exec_id, stream=True)
         chunks: list[bytes] = []
         size = [0]
@@ -116,7 +120,7 @@ class Box:
             except Exception:
                 code = None
         output = b"".join(chunks).decode("utf-8", errors="replace")
-        self.history.append(cmd)
+        self.history.append(cmd if isinstance(cmd, str) else " ".join(cmd))
         return ExecResult(code, output, time.monotonic() - t0, timed_out, capped.is_set())
 
     def process_count(self) -> int | None:
