@@ -11,6 +11,7 @@ from __future__ import annotations
 import html as html_mod
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from analysis.display import HIGHLIGHT, short
+from analysis.figures import clear_of_toolbar
 
 MAX_MAP_POINTS = 20_000      # drawn points on the scenario map (DESIGN §8: lasso stays usable)
 WEBGL_FROM = 2_000           # Scattergl above this many points
@@ -87,7 +89,7 @@ def scenario_map(points: pd.DataFrame, color_by: str = "topic", selected_cluster
                       margin=dict(l=0, r=0, t=10, b=0), legend=dict(itemsizing="constant", font=dict(size=11)),
                       xaxis=dict(showticklabels=False, title="", zeroline=False),
                       yaxis=dict(showticklabels=False, title="", zeroline=False), plot_bgcolor="#fafafa")
-    return fig
+    return clear_of_toolbar(fig)
 
 
 def _field(obj: object, key: str, default=None):
@@ -144,18 +146,38 @@ def cluster_labels(clusters: pd.DataFrame, n: int = 90) -> dict[str, str]:
                                                           clusters["canonical"])}
 
 
-def cluster_options(clusters: pd.DataFrame, query: str = "", limit: int = 5_000,
+PICKER_LIMIT = 5_000  # options sent to a selectbox (one with 50k options is slow to send)
+
+
+def _matching(clusters: pd.DataFrame, query: str) -> pd.DataFrame:
+    if not query.strip():
+        return clusters
+    return clusters[clusters["canonical"].str.contains(query.strip(), case=False, regex=False, na=False)]
+
+
+def cluster_options(clusters: pd.DataFrame, query: str = "", limit: int | None = None,
                     keep: str | None = None) -> list[str]:
-    """Anchors for the picker, largest first: those whose canonical text contains ``query``
-    (case-insensitive), at most ``limit`` (a selectbox with 50k options is slow to send),
-    plus ``keep`` if it still exists."""
-    c = clusters
-    if query.strip():
-        c = c[c["canonical"].str.contains(query.strip(), case=False, regex=False, na=False)]
-    out = c["anchor"].head(limit).tolist()
+    """Anchors for the picker, in the frame's order (largest first): those whose canonical text
+    contains ``query`` (case-insensitive), at most ``limit`` (default PICKER_LIMIT), plus ``keep``
+    if it still exists."""
+    out = _matching(clusters, query)["anchor"].head(PICKER_LIMIT if limit is None else limit).tolist()
     if keep is not None and keep not in out and keep in set(clusters["anchor"]):
         out.append(keep)
     return out
+
+
+def picker_note(clusters: pd.DataFrame, query: str = "", limit: int | None = None,
+                what: str = "largest") -> str:
+    """How many clusters the picker offers of how many, and how to reach the rest."""
+    limit = PICKER_LIMIT if limit is None else limit
+    total, matching = len(clusters), len(_matching(clusters, query))
+    q = query.strip()
+    if matching <= limit:
+        return (f"{matching:,} of {total:,} clusters contain “{q}”." if q
+                else f"All {total:,} clusters are in the list (type in it to search).")
+    where = f"of the {matching:,} that contain “{q}”" if q else f"of {total:,}"
+    return (f"The list holds the {limit:,} {what} clusters {where}: type words of a canonical text "
+            f"into the filter box to reach any of the others.")
 
 
 def anchor_of_scenario(members: pd.DataFrame, clusters: pd.DataFrame, scenario_id: str) -> str | None:
@@ -182,16 +204,82 @@ def merge_preview(clusters: pd.DataFrame, ids: Iterable[int]) -> pd.DataFrame:
     return c[["cluster_id", "size", "canonical"]].sort_values("size", ascending=False).reset_index(drop=True)
 
 
+MERGE_ASK_AGAIN_CLUSTERS = 10   # a merge joining more clusters than this must be confirmed twice
+
+
+@dataclass(frozen=True)
+class MergeScope:
+    """What a merge joins: dedup clusters, their scenarios, and the HDBSCAN topics (the map's
+    colours) those scenarios lie in."""
+    clusters: int
+    scenarios: int
+    topics: tuple[int, ...]
+    no_topic: int  # scenarios HDBSCAN left without a topic
+
+    @property
+    def ask_again(self) -> bool:
+        return self.clusters > MERGE_ASK_AGAIN_CLUSTERS or len(self.topics) > 1
+
+    def summary(self) -> str:
+        topics = f"{len(self.topics)} HDBSCAN topic{'s' if len(self.topics) != 1 else ''}"
+        if self.no_topic:
+            topics += f" (and {self.no_topic} scenario(s) in no topic)"
+        return (f"This merge joins {self.clusters:,} dedup clusters ({self.scenarios:,} scenarios) "
+                f"from {topics} into one cluster.")
+
+    def warning(self) -> str:
+        why = []
+        if self.clusters > MERGE_ASK_AGAIN_CLUSTERS:
+            why.append(f"more than {MERGE_ASK_AGAIN_CLUSTERS} clusters")
+        if len(self.topics) > 1:
+            why.append(f"clusters from {len(self.topics)} different topics")
+        return (f"This joins {' and '.join(why)}. The map is coloured by topic, but a selection takes "
+                f"every dedup cluster it touches: check the list below before merging.")
+
+
+def merge_scope(members: pd.DataFrame, ids: Iterable[int]) -> MergeScope:
+    m = members[members["cluster_id"].isin(list(ids))]
+    topic = m["topic"]
+    return MergeScope(clusters=int(m["cluster_id"].nunique()), scenarios=len(m),
+                      topics=tuple(sorted(int(t) for t in topic.dropna().unique() if t >= 0)),
+                      no_topic=int((topic.isna() | (topic < 0)).sum()))
+
+
+# --- the edit history ---------------------------------------------------------------------------
+
+HISTORY_TEXTS = 3  # canonical texts named per merge in the history; the rest are counted
+
+
+def _quoted(cluster: Mapping, n: int = 60) -> str:
+    return f"“{short(cluster.get('canonical', ''), n)}” ({int(cluster.get('size', 0))})"
+
+
 def _edit_summary(kind: str, payload: object) -> str:
+    """One line per edit, in the texts and sizes the clusters had when the edit was made
+    (edits made before those were recorded fall back to counts: cluster ids are renumbered
+    by every rebuild, so they are never shown)."""
     p = json.loads(payload) if isinstance(payload, str) else (payload or {})
     if kind == "merge":
-        return f"merged clusters {p.get('clusters', [])} ({len(p.get('scenario_ids', []))} scenarios)"
+        n_sc = len(p.get("scenario_ids", []))
+        snap = [c for c in p.get("clusters", []) if isinstance(c, Mapping)]
+        if not snap:
+            return f"merged {len(p.get('clusters', []))} clusters ({n_sc} scenarios)"
+        named = " + ".join(_quoted(c) for c in snap[:HISTORY_TEXTS])
+        more = f" + {len(snap) - HISTORY_TEXTS} more" if len(snap) > HISTORY_TEXTS else ""
+        return f"merged {len(snap)} clusters ({n_sc} scenarios): {named}{more}"
     if kind == "split":
         groups = p.get("groups", [])
         moved = len(groups[-1]) if groups else 0
-        return f"split {moved} scenario(s) off cluster {p.get('cluster', '?')}"
+        texts = p.get("moved_texts") or []
+        what = f"“{short(texts[0], 60)}”" + (f" and {len(texts) - 1} more" if len(texts) > 1 else "") \
+            if texts else f"{moved} scenario(s)"
+        cluster = p.get("cluster")
+        source = _quoted(cluster) if isinstance(cluster, Mapping) else f"a cluster of {sum(map(len, groups))}"
+        return f"split {what} off {source}"
     if kind == "rename":
-        return f"renamed to “{short(p.get('text', ''), 80)}”"
+        cluster = p.get("cluster")
+        old = f"{_quoted(cluster, 50)} " if isinstance(cluster, Mapping) else ""
+        return f"renamed {old}to “{short(p.get('text', ''), 80)}”"
     return str(p)
 
 

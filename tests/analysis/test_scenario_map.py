@@ -83,13 +83,55 @@ def test_cluster_picker_labels_filter_and_keep():
     assert sm.cluster_ids(clusters, ["c:pre", "gone", "a:pre"]) == [2, 0]
 
 
-def test_edit_history_view_summarises_payloads():
-    h = pd.DataFrame({"edit_id": ["e2", "e1"], "kind": ["rename", "merge"],
-                      "payload": [json.dumps({"anchor": "a", "text": "New text"}),
+def test_cluster_picker_says_how_many_it_shows_and_how_to_reach_the_rest():
+    clusters = pd.DataFrame({"cluster_id": range(7), "anchor": [f"a{i}" for i in range(7)],
+                             "canonical": ["git x", "csv", "git y", "git z", "json", "tar", "git w"],
+                             "size": [7, 6, 5, 4, 3, 2, 1]})
+    assert sm.picker_note(clusters, limit=10) == "All 7 clusters are in the list (type in it to search)."
+    note = sm.picker_note(clusters, limit=5)
+    assert "5 largest clusters of 7" in note and "filter box" in note
+    assert "of the 4 that contain “git”" in sm.picker_note(clusters, "git", limit=2)
+    assert sm.picker_note(clusters, "git", limit=5) == "4 of 7 clusters contain “git”."
+    # every cluster is reachable: the smallest one, past the limit, by a word of its text
+    assert "a6" not in sm.cluster_options(clusters, limit=5)
+    assert sm.cluster_options(clusters, "git w", limit=5) == ["a6"]
+
+
+def test_merge_scope_counts_clusters_and_topics_and_asks_again_past_the_threshold():
+    m = _members(200, n_clusters=50)
+    m["topic"] = m["cluster_id"] % 4 - 1  # cluster c lies in topic c % 4 - 1 (-1: no topic)
+    same_topic = [1, 5, 9]  # all topic 0
+    scope = sm.merge_scope(m, same_topic)
+    assert (scope.clusters, scope.scenarios, scope.topics, scope.no_topic) == (3, 12, (0,), 0)
+    assert not scope.ask_again
+    assert scope.summary() == "This merge joins 3 dedup clusters (12 scenarios) from 1 HDBSCAN topic into one cluster."
+    mixed = sm.merge_scope(m, [0, 1, 2])
+    assert mixed.topics == (0, 1) and mixed.no_topic == 4 and mixed.ask_again
+    assert "2 different topics" in mixed.warning() and "(and 4 scenario(s) in no topic)" in mixed.summary()
+    many = sm.merge_scope(m, list(range(1, 50, 4)))  # 13 clusters of topic 0
+    assert many.topics == (0,) and many.clusters == sm.MERGE_ASK_AGAIN_CLUSTERS + 3 and many.ask_again
+    assert f"more than {sm.MERGE_ASK_AGAIN_CLUSTERS} clusters" in many.warning()
+
+
+def test_edit_history_names_texts_and_sizes_as_they_were_never_cluster_ids():
+    merged = [{"canonical": f"A state number {i}", "size": 10 - i} for i in range(5)]
+    h = pd.DataFrame({"edit_id": ["e4", "e3", "e2", "e1"], "kind": ["rename", "split", "merge", "merge"],
+                      "payload": [json.dumps({"anchor": "a", "text": "New text",
+                                              "cluster": {"canonical": "Old text", "size": 4}}),
+                                  json.dumps({"groups": [["a", "b"], ["c"]], "moved_texts": ["A moved one"],
+                                              "cluster": {"canonical": "A state number 0", "size": 3}}),
+                                  json.dumps({"scenario_ids": list("abcdefg"), "clusters": merged}),
                                   json.dumps({"scenario_ids": ["x", "y", "z"], "clusters": [1, 4]})],
-                      "author": ["ann", "bob"], "created_at": [datetime(2025, 1, 2), datetime(2025, 1, 1)],
-                      "undone_at": [None, datetime(2025, 1, 3)]})
+                      "author": ["ann", "ann", "bob", "bob"],
+                      "created_at": [datetime(2025, 1, 4), datetime(2025, 1, 3), datetime(2025, 1, 2),
+                                     datetime(2025, 1, 1)],
+                      "undone_at": [None, None, None, datetime(2025, 1, 3)]})
     v = sm.edit_history_view(h)
-    assert v["what"].tolist() == ["renamed to “New text”", "merged clusters [1, 4] (3 scenarios)"]
-    assert v["undone"].tolist() == [False, True]
+    assert v["what"].tolist() == [
+        "renamed “Old text” (4) to “New text”",
+        "split “A moved one” off “A state number 0” (3)",
+        "merged 5 clusters (7 scenarios): “A state number 0” (10) + “A state number 1” (9) + "
+        "“A state number 2” (8) + 2 more",
+        "merged 2 clusters (3 scenarios)"]  # an edit from before texts were recorded: no ids
+    assert v["undone"].tolist() == [False, False, False, True]
     assert sm.edit_history_view(h.iloc[0:0]).empty
