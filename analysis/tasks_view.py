@@ -28,8 +28,10 @@ from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funn
 CHECKS = ("build", "noop", "oracle", "rubric", "decontam")
 CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes", "rubric": "rubric",
                 "decontam": "decontamination"}
-VERDICTS = ("accepted", "rejected", "pending")
-VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828"}
+VERDICTS = ("accepted", "rejected", "pending", "cancelled")
+VERIFIED = ("accepted", "rejected")
+VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828", "cancelled": "#9e9e9e"}
+ENDED_RUNS = ("cancelled", "failed")  # a run in one of these verifies nothing more until it is resumed
 OUTCOME_ORDER = {"failed": 0, "error": 1, "passed": 2, "skipped": 3}
 STARTING_GRACE = timedelta(seconds=30)
 
@@ -61,6 +63,36 @@ def skill_options(tasks: pd.DataFrame, skills: pd.DataFrame) -> dict[str, str]:
     names = dict(zip(skills["id"], skills["name"])) if len(skills) else {}
     ordered = sorted(counts, key=lambda s: (-counts[s], names.get(s, s)))
     return {s: f"{names.get(s, s[:8])} · {counts[s]} task{'s' if counts[s] != 1 else ''}" for s in ordered}
+
+
+def with_shown_verdicts(tasks: pd.DataFrame) -> pd.DataFrame:
+    """A pending task whose newest run has ended (cancelled or failed) waits for nothing: it
+    reads "cancelled" until a resume verifies it. Needs ``run_status`` (``tasks_frame``)."""
+    if tasks.empty or "run_status" not in tasks:
+        return tasks
+    out = tasks.copy()
+    out.loc[(out["verdict"] == "pending") & out["run_status"].isin(ENDED_RUNS), "verdict"] = "cancelled"
+    return out
+
+
+def default_verdicts(tasks: pd.DataFrame) -> list[str]:
+    """The Verdict filter a page opens with: verified tasks only, when there are any."""
+    return list(VERIFIED) if len(tasks) and tasks["verdict"].isin(VERIFIED).any() else []
+
+
+def hidden_unverified(tasks: pd.DataFrame, verdicts: Iterable[str]) -> int:
+    """Unverified tasks that a Verdict filter of verified tasks only leaves out (0 for any other filter)."""
+    if set(verdicts) != set(VERIFIED) or tasks.empty:
+        return 0
+    return int((~tasks["verdict"].isin(VERIFIED)).sum())
+
+
+def default_task(shown: pd.DataFrame) -> str | None:
+    """The task a detail view opens on: the first verified one listed, else the first one."""
+    if shown.empty:
+        return None
+    verified = shown[shown["verdict"].isin(VERIFIED)]
+    return str((verified if len(verified) else shown).iloc[0]["task_id"])
 
 
 @dataclass(frozen=True)

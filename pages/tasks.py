@@ -4,6 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from analysis import tasks_view as tv
+from analysis.display import text_or_missing
 from pages.shared import open_clicked_row, provider_note, workspace
 from workbench.sandbox.bundle import BundleError, read_bundle
 from workbench.store import skills as skill_store
@@ -21,7 +22,7 @@ if tasks.empty:
             "(it samples its paths from the scenario graph: `workbench graph build`).")
     st.stop()
 skills_table = skill_store.skills_table(ws.db)
-tasks = tv.with_skill_names(tasks, skills_table)
+tasks = tv.with_shown_verdicts(tv.with_skill_names(tasks, skills_table))
 
 
 @st.cache_data(ttl=600, max_entries=16, show_spinner=False)
@@ -60,13 +61,16 @@ st.subheader("Browse")
 skill_labels = tv.skill_options(tasks, skills_table)
 c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 3])
 query = c1.text_input("Search", key="task_q", placeholder="task or skill name")
-verdicts = c2.multiselect("Verdict", list(tv.VERDICTS), key="f_verdict")
+verdicts = c2.multiselect("Verdict", list(tv.VERDICTS), default=tv.default_verdicts(tasks), key="f_verdict")
 cats = c3.multiselect("Category", tv.distinct(tasks["category"]), key="f_category")
 lo, hi = tv.steps_range(tasks)
 steps = c4.slider("Path length (steps)", lo, hi, (lo, hi), key="f_steps") if hi > lo else (lo, hi)
 skills = c5.multiselect("Source skills", list(skill_labels), format_func=skill_labels.get, key="f_skills")
 shown = tv.filter_tasks(tasks, tv.TaskFilter(tuple(verdicts), tuple(cats), tuple(steps), tuple(skills), query))
 st.markdown(f"**{len(shown)} of {len(tasks)} tasks**")
+if hidden := tv.hidden_unverified(tasks, verdicts):
+    st.caption(f"{hidden} unverified task(s) (pending, or cancelled with their run) are hidden: "
+               "pick their verdict under Verdict to see them.")
 view = shown[["name", "verdict", "failed_check", "category", "difficulty", "n_steps", "skill_names", "provider",
               "created_at", "task_id"]]
 picked = st.dataframe(view, hide_index=True, width="stretch", height=300, key="tasks_table",
@@ -85,16 +89,19 @@ if shown.empty:
     st.stop()
 labels = {r["task_id"]: tv.task_label(r) for _, r in shown.iterrows()}
 if st.session_state.get("detail_task") not in labels:
-    st.session_state.pop("detail_task", None)
+    st.session_state["detail_task"] = tv.default_task(shown)
 tid = st.selectbox("Task", list(labels), format_func=labels.get, key="detail_task")
 t = shown.set_index("task_id").loc[tid]
 st.markdown(f"### {t['name']}")
 st.caption(f"`{tid}` · made by the {t['provider']} synthesizer from path `{t['path_id']}` · "
-           f"bundle `{t['bundle_dir']}` · image `{t['image'] or '—'}`")
+           f"bundle `{t['bundle_dir']}` · image `{text_or_missing(t['image'])}`")
 if t["verdict"] == "accepted":
     st.success("Accepted: every check passed.")
 elif t["verdict"] == "rejected":
     st.error(f"Rejected at **{t['failed_check']}**: {t['reason']}")
+elif t["verdict"] == "cancelled":
+    st.warning(f"Cancelled: its run `{t['run_id']}` was {t['run_status']} before this task was verified. "
+               f"`{tv.resume_command(t['run_id'], str(ws.root))}` verifies it.")
 else:
     st.info("Pending: not verified yet.")
 

@@ -238,3 +238,18 @@ def test_runs_table_and_default_run():
     assert tv.default_run(runs, {"a": "finished", "b": "failed", "c": "interrupted"}) == "c"
     assert tv.default_run(runs.iloc[0:0], {}) is None and tv.runs_table(runs.iloc[0:0], {}).empty
     assert tv.run_label(runs.iloc[0]) == "a · random-walk · 10 paths · 2026-01-01 12:00:00"
+
+
+def test_pending_tasks_of_an_ended_run_read_cancelled_and_verified_ones_come_first():
+    t = pd.DataFrame({"task_id": ["new", "mid", "old", "live", "lone"],
+                      "verdict": ["pending", "rejected", "accepted", "pending", "pending"],
+                      "run_status": ["cancelled", "finished", "finished", "running", None]})
+    shown = tv.with_shown_verdicts(t)
+    assert shown["verdict"].tolist() == ["cancelled", "rejected", "accepted", "pending", "pending"]
+    assert tv.with_shown_verdicts(t.assign(run_status="failed"))["verdict"].tolist()[0] == "cancelled"
+    assert tv.default_verdicts(shown) == ["accepted", "rejected"]
+    assert tv.default_verdicts(shown[shown["verdict"] == "pending"]) == []  # nothing verified: show all
+    assert tv.default_task(shown) == "mid"            # the first verified task, not the newest row
+    assert tv.default_task(shown.iloc[[0, 3]]) == "new" and tv.default_task(shown.iloc[:0]) is None
+    assert tv.hidden_unverified(shown, ["rejected", "accepted"]) == 3
+    assert tv.hidden_unverified(shown, ["accepted"]) == 0   # a filter the user chose says nothing extra

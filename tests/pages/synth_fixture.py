@@ -125,3 +125,27 @@ def make_synth_fixture(ws) -> list[FixtureTask]:
     store.set_run_status(ws.db, RUN_ID, "finished", "3 tasks synthesized, 1 accepted")
     assert store.funnel_counts(ws.db, RUN_ID) == FUNNEL
     return out
+
+
+CANCELLED_RUN_ID = "synth-cancelled01"
+
+
+def add_cancelled_run(ws, made: list[FixtureTask]) -> FixtureTask:
+    """A later run, cancelled after synthesizing one task and before verifying it: the task
+    stays pending in the store, with no image and no checks (the clutter a cancel leaves)."""
+    src = made[0]
+    batch_id = graph_store.sample_batches(ws.db)["batch_id"].iloc[0]
+    store.create_run(ws.db, CANCELLED_RUN_ID, "inverse-frequency", 1, 8, "offline", 2, None)
+    store.attach_paths(ws.db, CANCELLED_RUN_ID, batch_id, [src.path_id])
+    task_id, name = "fixturetask99", "skillgraph/count-errors-cancelled"
+    files = _bundle(name, src.category, src.skill_ids, src.path_id, "marker-99")
+    bundle = TaskBundle(files)
+    write_bundle(bundle, ws.root / "tasks" / task_id)
+    store.save_task(ws.db, TaskRecord(task_id=task_id, name=name, path_id=src.path_id, category=src.category,
+                                      difficulty="easy", n_steps=src.n_steps, recipes=["log-analysis", "text-file"],
+                                      skill_ids=src.skill_ids, scenario_ids=[], bundle_dir=f"tasks/{task_id}",
+                                      bundle_hash=bundle.content_hash()))
+    store.set_path_stage(ws.db, CANCELLED_RUN_ID, src.path_id, "synthesized", task_id)
+    store.set_run_status(ws.db, CANCELLED_RUN_ID, "cancelled", "0 accepted, 0 rejected, 0 failed (stopped)")
+    return FixtureTask(task_id, name, src.path_id, src.skill_ids, src.skill_names, src.n_steps, src.category,
+                       "pending", files)

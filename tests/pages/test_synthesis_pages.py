@@ -14,7 +14,8 @@ from streamlit.testing.v1 import AppTest
 
 from pipeline.synth import jobs
 from tests.pages.apptest_helpers import frame
-from tests.pages.synth_fixture import FUNNEL, ORACLE_FAILURE, RUN_ID, make_synth_fixture
+from tests.pages.synth_fixture import (CANCELLED_RUN_ID, FUNNEL, ORACLE_FAILURE, RUN_ID, add_cancelled_run,
+                                      make_synth_fixture)
 from workbench.config import REPO_ROOT
 from workbench.store import tasks as store
 
@@ -99,7 +100,7 @@ def test_tasks_page_shows_the_funnel_and_filters_narrow_the_list(graph_workspace
     assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Paths sampled") == "4"
 
     assert _shown(at) == 3
-    at.multiselect(key="f_verdict").select("rejected").run()
+    at.multiselect(key="f_verdict").set_value(["rejected"]).run()
     table = frame(at, "name", "verdict", "failed_check")
     assert _shown(at) == 2 and set(table["verdict"]) == {"rejected"}
     assert set(table["failed_check"]) == {"oracle", "rubric"}
@@ -221,6 +222,33 @@ def test_checks_stored_in_an_older_shape_still_display(graph_workspace, monkeypa
     assert {"test_count": 2, "mapped": []} in shown
     raw = next(d for d in shown if "stored_details" in d)
     assert raw["stored_details"] == {"matches": "not a list"} and raw["details_problem"].startswith("matches:")
+
+
+def test_a_cancelled_runs_task_reads_cancelled_and_the_page_opens_on_a_verified_task(graph_workspace,
+                                                                                    monkeypatch):
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    cancelled = add_cancelled_run(ws, made)  # the newest task: first in the table
+    at = _open(ws, monkeypatch, "tasks.py")
+    # unverified tasks are hidden by default, and the page says so
+    assert at.multiselect(key="f_verdict").value == ["accepted", "rejected"]
+    assert _shown(at) == 3 and cancelled.name not in frame(at, "name", "verdict")["name"].tolist()
+    assert any(c.value.startswith("1 unverified task(s) (pending, or cancelled with their run) are hidden")
+               for c in at.caption)
+    opened = at.selectbox(key="detail_task").value
+    assert opened in {t.task_id for t in made} and not any(t.label == "Checks (0)" for t in at.tabs)
+    # shown on request, as cancelled (not pending), with no image rather than "nan"
+    at.multiselect(key="f_verdict").select("cancelled").run()
+    assert _shown(at) == 4
+    row = frame(at, "name", "verdict").set_index("name").loc[cancelled.name]
+    assert row["verdict"] == "cancelled"
+    at.selectbox(key="detail_task").set_value(cancelled.task_id).run()
+    assert not at.exception, at.exception
+    assert any(w.value.startswith(f"Cancelled: its run `{CANCELLED_RUN_ID}` was cancelled before this task "
+                                  "was verified") and f"--resume --run-id {CANCELLED_RUN_ID}" in w.value
+               for w in at.warning)
+    caption = next(c.value for c in at.caption if c.value.startswith(f"`{cancelled.task_id}`"))
+    assert "image `—`" in caption and "nan" not in caption
 
 
 # --- Synthesis page ----------------------------------------------------------------------------------

@@ -116,16 +116,22 @@ def _cap(log: str) -> str:
 
 
 def tasks_frame(db: Database) -> pd.DataFrame:
-    """Every task with its verdict and each check's outcome as a column (NULL = not run)."""
+    """Every task with its verdict and each check's outcome as a column (NULL = not run), and
+    the newest run that holds it (``run_id``, ``run_status``; NULL for a task of no run)."""
     with db.read() as con:
         return con.execute(
-            """SELECT t.*,
+            """WITH last_run AS (
+                   SELECT rt.task_id, arg_max(r.run_id, r.created_at) AS run_id,
+                          arg_max(r.status, r.created_at) AS run_status
+                   FROM run_tasks rt JOIN synth_runs r USING (run_id)
+                   WHERE rt.task_id IS NOT NULL GROUP BY rt.task_id)
+               SELECT t.*, lr.run_id, lr.run_status,
                   max(CASE WHEN c.check_name = 'build' THEN c.passed END) AS build_ok,
                   max(CASE WHEN c.check_name = 'noop' THEN c.passed END) AS noop_ok,
                   max(CASE WHEN c.check_name = 'oracle' THEN c.passed END) AS oracle_ok,
                   max(CASE WHEN c.check_name = 'rubric' THEN c.passed END) AS rubric_ok,
                   max(CASE WHEN c.check_name = 'decontam' THEN c.passed END) AS decontam_ok
-               FROM tasks t LEFT JOIN task_checks c USING (task_id)
+               FROM tasks t LEFT JOIN last_run lr USING (task_id) LEFT JOIN task_checks c USING (task_id)
                GROUP BY ALL ORDER BY t.created_at DESC""").df()
 
 
