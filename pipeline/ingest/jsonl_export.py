@@ -9,51 +9,95 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from pipeline.ingest import value_bounds
 from pipeline.ingest.packages import MAX_SKILL_MD_BYTES, JsonlExport, PackageError
 
 _FRONT_KEYS = ("name", "description", "license", "allowed-tools", "allowed_tools", "metadata",
                "compatibility", "version", "install", "os")
 _BODY_KEYS = ("content", "body", "instructions", "markdown")
+_WHOLE_KEYS = ("skill_md", "SKILL.md", "skill")
+
+
+@dataclass(frozen=True)
+class Record:
+    """One non-empty line of an export: a SKILL.md text ready to build, or the problem with it."""
+
+    lineno: int
+    name: str | None = None
+    text: str = ""
+    digest: str = ""
+    front_matter: dict | None = None  # the record's own fields, when it was not a whole SKILL.md
+    problem: PackageError | None = None
+
+
+def record_front_matter(record: dict) -> dict | None:
+    """The front matter a record of parts stands for; None when it holds a whole SKILL.md."""
+    if any(isinstance(record.get(key), str) for key in _WHOLE_KEYS):
+        return None
+    return {k: record[k] for k in _FRONT_KEYS if k in record}
 
 
 def record_to_skill_md(record: dict) -> str:
-    for key in ("skill_md", "SKILL.md", "skill"):
+    for key in _WHOLE_KEYS:
         if isinstance(record.get(key), str):
             return record[key]
-    fm = {k: record[k] for k in _FRONT_KEYS if k in record}
+    fm = record_front_matter(record)
     body = next((record[k] for k in _BODY_KEYS if isinstance(record.get(k), str)), "")
     return "---\n" + yaml.safe_dump(fm, sort_keys=False, allow_unicode=True) + "---\n" + body
 
 
-def read_records(export: JsonlExport) -> Iterator[tuple[int, str | None, str, str, PackageError | None]]:
-    """Yield (line number, record name, SKILL.md text, content hash, problem) per non-empty line."""
+def _lines(fh) -> Iterator[tuple[int, bytes | None, int]]:
+    """(line number, bytes or None when over the cap, size) without ever holding more than the
+    cap: an oversized line is skipped in cap-sized reads, so a 50 MB line costs 1 MiB of memory."""
+    lineno = 0
+    while raw := fh.readline(MAX_SKILL_MD_BYTES + 1):
+        lineno += 1
+        if len(raw) <= MAX_SKILL_MD_BYTES:
+            yield lineno, raw, len(raw)
+            continue
+        size = len(raw)
+        while not raw.endswith(b"\n") and (raw := fh.readline(MAX_SKILL_MD_BYTES)):
+            size += len(raw)
+        yield lineno, None, size
+
+
+def _record(lineno: int, raw: bytes, where: str) -> Record:
+    fail = lambda reason: Record(lineno, problem=PackageError(where, reason))  # noqa: E731
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return fail(f"not UTF-8 text at offset {exc.start}")
+    except json.JSONDecodeError as exc:
+        return fail(f"invalid JSON: {exc.msg} at column {exc.colno}")
+    except RecursionError:
+        return fail(f"record {value_bounds.nested_too_deep()}")
+    if not isinstance(record, dict):
+        return fail(f"a JSON {type(record).__name__}, not an object")
+    try:
+        value_bounds.measure_value(record)
+    except value_bounds.ValueBoundError as exc:
+        return fail(f"record {exc}")
+    text = record_to_skill_md(record)
+    name = record.get("name") if isinstance(record.get("name"), str) else None
+    return Record(lineno, name, text, hashlib.sha256(text.encode("utf-8")).hexdigest(),
+                  record_front_matter(record))
+
+
+def read_records(export: JsonlExport) -> Iterator[Record]:
+    """One Record per non-empty line, read as a stream."""
     with open(export.path, "rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            where = f"{export.path}#L{lineno}"
-            if not raw.strip():
-                continue
-            if len(raw) > MAX_SKILL_MD_BYTES:
-                yield lineno, None, "", "", PackageError(where, f"record is {len(raw) / 1e6:.1f} MB, over the 1 MiB limit")
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError as exc:
-                yield lineno, None, "", "", PackageError(where, f"not UTF-8 text at offset {exc.start}")
-                continue
-            except json.JSONDecodeError as exc:
-                yield lineno, None, "", "", PackageError(where, f"invalid JSON: {exc.msg} at column {exc.colno}")
-                continue
-            if not isinstance(record, dict):
-                yield lineno, None, "", "", PackageError(where, f"a JSON {type(record).__name__}, not an object")
-                continue
-            text = record_to_skill_md(record)
-            name = record.get("name") if isinstance(record.get("name"), str) else None
-            digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
-            yield lineno, name, text, digest, None
+        for lineno, raw, size in _lines(fh):
+            where = record_path(export, lineno)
+            if raw is None:
+                yield Record(lineno, problem=PackageError(
+                    where, f"record is {size / 1e6:.1f} MB, over the {MAX_SKILL_MD_BYTES >> 20} MiB limit"))
+            elif raw.strip():
+                yield _record(lineno, raw, where)
 
 
 def record_key(export: JsonlExport, name: str | None, lineno: int) -> str:

@@ -1,12 +1,14 @@
 """`workbench ingest`: read packages, store new skills and versions, run the filters.
 
-Parsing touches no database. Results are committed in short transactions of a few dozen
-skills, so a dashboard on the same workspace keeps reading and saving between them, and a
-killed ingest keeps every chunk it committed (running it again adds the rest).
+Parsing touches no database. Results are committed in short transactions (see _Batch), so a
+dashboard on the same workspace keeps reading and saving between them, and a killed ingest
+keeps every chunk it committed, with the problems found so far and the run's counts
+(running it again adds the rest).
 """
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +24,9 @@ from workbench.store import skills as skill_store
 from workbench.workspace import Workspace
 
 Progress = Callable[[int, int, str], None]
-CHUNK = 40
+CHUNK = 40        # items per commit while commits are less than FLUSH_S apart
+MAX_CHUNK = 2000  # items per commit at most
+FLUSH_S = 1.0
 
 
 @dataclass
@@ -70,23 +74,26 @@ def _parse_all(refs, on_progress: Progress | None):
 
 
 def _parse_jsonl(ref: packages.JsonlExport):
+    source = str(ref.path)
     try:
-        for lineno, name, text, digest, problem in jsonl_export.read_records(ref):
-            where = jsonl_export.record_path(ref, lineno)
-            if problem:
-                yield IngestProblem(source=str(ref.path), file=where, reason=problem.reason)
+        for rec in jsonl_export.read_records(ref):
+            where = jsonl_export.record_path(ref, rec.lineno)
+            if rec.problem:
+                yield IngestProblem(source=source, file=where, reason=rec.problem.reason)
                 continue
             try:
-                skill = build_skill(text, where=where, skill_key=jsonl_export.record_key(ref, name, lineno),
+                skill = build_skill(rec.text, where=where, skill_key=jsonl_export.record_key(ref, rec.name, rec.lineno),
                                     source_kind="jsonl", source_path=where, source_ref=None,
-                                    package_files=[], content_hash=digest)
+                                    package_files=[], content_hash=rec.digest, front_matter=rec.front_matter)
                 # A whole-SKILL.md record only names itself inside its front matter.
-                yield skill if name else skill.model_copy(
-                    update={"skill_key": jsonl_export.record_key(ref, skill.name, lineno)})
+                yield skill if rec.name else skill.model_copy(
+                    update={"skill_key": jsonl_export.record_key(ref, skill.name, rec.lineno)})
             except SkillFormatError as exc:
-                yield IngestProblem(source=str(ref.path), file=where, reason=_strip_where(str(exc)))
+                yield IngestProblem(source=source, file=where, reason=_strip_where(str(exc)))
+            except Exception as exc:  # a parser bug must cost one record, not the export
+                yield IngestProblem(source=source, file=where, reason=f"could not be read: {exc!r}")
     except OSError as exc:
-        yield IngestProblem(source=str(ref.path), file=str(ref.path), reason=f"cannot read: {exc.strerror}")
+        yield IngestProblem(source=source, file=source, reason=f"cannot read: {exc.strerror}")
 
 
 def _strip_where(message: str) -> str:
@@ -97,55 +104,75 @@ def _strip_where(message: str) -> str:
 
 def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None) -> IngestReport:
     report = IngestReport(run_id=uuid.uuid4().hex[:12])
-    started = datetime.now()
     with ws.db.write() as con:
         con.execute("INSERT INTO ingest_runs (run_id, started_at, paths) VALUES (?, ?, ?)",
-                    [report.run_id, started, json.dumps([str(p) for p in paths])])
+                    [report.run_id, datetime.now(), json.dumps([str(p) for p in paths])])
     refs, problems = packages.discover([Path(p) for p in paths])
-    report.problems.extend(problems)
     known_ids, versions = skill_store.known_index(ws.db)
-    pending: list[tuple[str, int, ParsedSkill]] = []
-
-    def flush() -> None:
-        if not pending:
-            return
-        now = datetime.now()
-        verdicts = [v for sid, _, s in pending for v in runner.check_skill(sid, s)]
-        with ws.db.write() as con:
-            skill_store.insert_skills(con, pending, report.run_id, now)
-            skill_store.upsert_verdicts(con, verdicts, report.run_id, now)
-        pending.clear()
-
+    batch = _Batch(ws, report)
+    batch.problems.extend(problems)
     for item in _parse_all(refs, on_progress):
         if isinstance(item, IngestProblem):
-            report.problems.append(item)
-            continue
-        report.found += 1
-        sid = item.content_hash[:16]
-        if sid in known_ids:
-            report.unchanged += 1
-            continue
-        known_ids.add(sid)
-        version = versions.get(item.skill_key, 0) + 1
-        versions[item.skill_key] = version
-        (report.new if version == 1 else report.new_versions).append(item.skill_key)
-        pending.append((sid, version, item))
-        if len(pending) >= CHUNK:
-            flush()
-    flush()
+            batch.problems.append(item)
+        else:
+            report.found += 1
+            sid = item.content_hash[:16]
+            if sid in known_ids:
+                report.unchanged += 1
+            else:
+                known_ids.add(sid)
+                version = versions.get(item.skill_key, 0) + 1
+                versions[item.skill_key] = version
+                (report.new if version == 1 else report.new_versions).append(item.skill_key)
+                batch.skills.append((sid, version, item))
+        batch.maybe_flush()
+    batch.flush()
     if report.new or report.new_versions:
         refresh_duplicates(ws, report.run_id)
     with ws.db.write() as con:
-        con.execute(
-            "UPDATE ingest_runs SET finished_at = ?, found = ?, new_skills = ?, new_versions = ?, "
-            "unchanged = ?, errors = ? WHERE run_id = ?",
-            [datetime.now(), report.found, len(report.new), len(report.new_versions), report.unchanged,
-             len(report.problems), report.run_id])
-        if report.problems:
-            con.executemany("INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?)",
-                            [[report.run_id, p.source, p.file, p.reason, datetime.now()]
-                             for p in report.problems])
+        skill_store.update_ingest_run(con, report.run_id, _counts(report), finished=datetime.now())
     return report
+
+
+def _counts(report: IngestReport) -> skill_store.IngestCounts:
+    return skill_store.IngestCounts(found=report.found, new_skills=len(report.new),
+                                    new_versions=len(report.new_versions), unchanged=report.unchanged,
+                                    errors=len(report.problems))
+
+
+class _Batch:
+    """Skills and problems not yet committed. Each commit stores them together with the run's
+    counts so far, so a killed ingest leaves a run row and a problem list that match what it kept.
+    A commit comes once CHUNK items wait and FLUSH_S has passed since the last (or once
+    MAX_CHUNK wait): a dashboard's reads and saves keep flowing between commits, and a large
+    export does not pay one transaction per 40 records."""
+
+    def __init__(self, ws: Workspace, report: IngestReport) -> None:
+        self.ws, self.report = ws, report
+        self.skills: list[tuple[str, int, ParsedSkill]] = []
+        self.problems: list[IngestProblem] = []
+        self.last = time.monotonic()
+
+    def maybe_flush(self) -> None:
+        waiting = len(self.skills) + len(self.problems)
+        if waiting >= MAX_CHUNK or (waiting >= CHUNK and time.monotonic() - self.last >= FLUSH_S):
+            self.flush()
+
+    def flush(self) -> None:
+        self.last = time.monotonic()
+        if not self.skills and not self.problems:
+            return
+        now = datetime.now()
+        verdicts = [v for sid, _, s in self.skills for v in runner.check_skill(sid, s)]
+        self.report.problems.extend(self.problems)
+        with self.ws.db.write() as con:
+            skill_store.insert_skills(con, self.skills, self.report.run_id, now)
+            skill_store.upsert_verdicts(con, verdicts, self.report.run_id, now)
+            skill_store.insert_ingest_problems(con, self.report.run_id, self.problems, now)
+            skill_store.update_ingest_run(con, self.report.run_id, _counts(self.report))
+        self.skills.clear()
+        self.problems.clear()
+        self.last = time.monotonic()
 
 
 def refresh_duplicates(ws: Workspace, run_id: str) -> None:

@@ -5,10 +5,12 @@ import hashlib
 import re
 
 from pipeline.ingest import skill_markdown as smd
+from pipeline.ingest import value_bounds
+from pipeline.ingest.value_bounds import MAX_NAME_CHARS
 from pipeline.taxonomy import infer_category, normalize_category
 from workbench.models import ParsedSkill
 
-_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:-]{0,127}$")
+_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:-]*$")
 
 
 def _required_text(fm: dict, key: str, where: str) -> str:
@@ -22,10 +24,19 @@ def _required_text(fm: dict, key: str, where: str) -> str:
 
 
 def build_skill(text: str, *, where: str, skill_key: str, source_kind: str, source_path: str,
-                source_ref: str | None, package_files: list[str], content_hash: str) -> ParsedSkill:
-    md = smd.parse(text, where)
+                source_ref: str | None, package_files: list[str], content_hash: str,
+                front_matter: dict | None = None) -> ParsedSkill:
+    """front_matter: the already parsed front matter of `text` (a JSONL record's own fields)."""
+    md = smd.parse(text, where, front_matter)
     fm = md.front_matter
+    try:  # bounds the JSON conversion below, whatever produced the value
+        value_bounds.measure_value(fm)
+    except value_bounds.ValueBoundError as exc:
+        raise smd.SkillFormatError(f"{where}: front matter {exc}") from None
     name = _required_text(fm, "name", where)
+    if len(name) > MAX_NAME_CHARS:
+        raise smd.SkillFormatError(
+            f"{where}: name is {len(name):,} characters long, longer than {MAX_NAME_CHARS} characters")
     if not _NAME_OK.match(name):
         raise smd.SkillFormatError(f"{where}: name {name[:60]!r} has characters a skill name may not use")
     description = _required_text(fm, "description", where)

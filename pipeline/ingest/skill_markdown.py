@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from pipeline.binaries import KNOWN_BINS
+from pipeline.ingest import value_bounds
 
 
 class SkillFormatError(ValueError):
@@ -57,9 +58,11 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str, int]
             raise SkillFormatError(f"{where}: the first line must be exactly '---', found {first[0][:40]!r}")
         raise SkillFormatError(f"{where}: no YAML front matter (the file must start with a '---' line)")
     try:
-        data = yaml.safe_load(m.group(1))
+        data = value_bounds.load_yaml(m.group(1))
+    except value_bounds.ValueBoundError as exc:
+        raise SkillFormatError(f"{where}: front matter {exc}") from None
     except yaml.YAMLError as exc:
-        data = _lenient_yaml(m.group(1))
+        data = _lenient_yaml(m.group(1), where)
         if data is not None:
             body_start = text[: m.end()].count("\n") + 1
             return data, text[m.end():], body_start
@@ -78,7 +81,7 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], str, int]
 _TOP_SCALAR = re.compile(r"^([A-Za-z_][\w-]*):[ \t]+(\w[^#]*?:\s.*)$")
 
 
-def _lenient_yaml(block: str) -> dict | None:
+def _lenient_yaml(block: str, where: str) -> dict | None:
     """Many published skills write `description: Use when: …` unquoted, which strict YAML
     refuses; other loaders accept it. Quote such top-level values and try once more."""
     lines = block.splitlines()
@@ -87,7 +90,9 @@ def _lenient_yaml(block: str) -> dict | None:
     if fixed == lines:
         return None
     try:
-        data = yaml.safe_load("\n".join(fixed))
+        data = value_bounds.load_yaml("\n".join(fixed))
+    except value_bounds.ValueBoundError as exc:
+        raise SkillFormatError(f"{where}: front matter {exc}") from None
     except yaml.YAMLError:
         return None
     return data if isinstance(data, dict) else None
@@ -115,8 +120,13 @@ def parse_sections(body: str, first_line: int) -> tuple[list[Section], list[str]
     return sections, code
 
 
-def parse(text: str, where: str) -> SkillMarkdown:
-    fm, body, start = split_front_matter(text, where)
+def parse(text: str, where: str, front_matter: dict[str, Any] | None = None) -> SkillMarkdown:
+    """front_matter, when the caller already holds it parsed, spares parsing the YAML again."""
+    m = _FM.match(text) if front_matter is not None else None
+    if m:
+        fm, body, start = front_matter, text[m.end():], text[: m.end()].count("\n") + 1
+    else:
+        fm, body, start = split_front_matter(text, where)
     sections, code = parse_sections(body, start)
     return SkillMarkdown(front_matter=fm, body=body, body_start_line=start,
                          sections=sections, code_lines=code)

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import json
+from dataclasses import astuple, dataclass, fields
 from datetime import datetime
 
 import duckdb
 import pandas as pd
 import pyarrow as pa
 
-from workbench.models import FilterVerdict, ParsedSkill
+from workbench.models import FilterVerdict, IngestProblem, ParsedSkill
 from workbench.store.connection import Database
 
 _LIST_FIELDS = ("steps", "tools", "bins", "env_vars", "inputs", "outputs", "os", "package_files")
@@ -109,6 +110,33 @@ def skill_detail(db: Database, skill_id: str) -> dict | None:
             [d["skill_key"]]).df()
     d["front_matter"] = json.loads(d["front_matter"]) if d.get("front_matter") else {}
     return d
+
+
+@dataclass(frozen=True)
+class IngestCounts:
+    """The counters of an ingest run, as its row in ingest_runs holds them."""
+
+    found: int
+    new_skills: int
+    new_versions: int
+    unchanged: int
+    errors: int
+
+
+def update_ingest_run(con: duckdb.DuckDBPyConnection, run_id: str, counts: IngestCounts,
+                      finished: datetime | None = None) -> None:
+    """The run's counts so far; `finished` marks it done (a run without it was interrupted)."""
+    cols = [f.name for f in fields(IngestCounts)]
+    con.execute(f"UPDATE ingest_runs SET {', '.join(f'{c} = ?' for c in cols)}, "
+                "finished_at = coalesce(?, finished_at) WHERE run_id = ?",
+                [*astuple(counts), finished, run_id])
+
+
+def insert_ingest_problems(con: duckdb.DuckDBPyConnection, run_id: str, problems: list[IngestProblem],
+                           now: datetime) -> None:
+    if problems:
+        con.executemany("INSERT INTO ingest_errors VALUES (?, ?, ?, ?, ?)",
+                        [[run_id, p.source, p.file, p.reason, now] for p in problems])
 
 
 def ingest_history(db: Database, limit: int = 20) -> pd.DataFrame:

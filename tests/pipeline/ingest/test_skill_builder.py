@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import textwrap
 
+import pytest
+
 from pipeline.ingest.skill_builder import build_skill
+from pipeline.ingest.skill_markdown import SkillFormatError
 
 WHERE = "pkg/demo/SKILL.md"
 
@@ -79,3 +82,9 @@ def test_openclaw_json_string_metadata_through_build_skill():
     assert s.os == ["linux"]
     assert s.bins == ["jq"]
     assert s.env_vars == ["DATA_DIR"]
+
+
+def test_a_too_long_name_says_so():
+    text = "---\nname: " + "a" * 5000 + "\ndescription: Long.\n---\n# A\n"
+    with pytest.raises(SkillFormatError, match="name is 5,000 characters long, longer than 128 characters"):
+        skill(text)

@@ -361,3 +361,23 @@ def test_numbered_step_headings_under_quick_start_are_steps():
 def test_renamed_openclaw_key_is_still_found():
     assert smd.openclaw_meta({"metadata": {"dna": {"os": ["darwin"], "requires": {"bins": ["memo"]}}}}) == {
         "os": ["darwin"], "requires": {"bins": ["memo"]}}
+
+
+# --- hostile front matter ------------------------------------------------------------------
+
+def test_alias_bomb_in_front_matter_is_refused_with_the_reason():
+    from tests.pipeline.ingest.test_value_bounds import alias_bomb
+    with pytest.raises(smd.SkillFormatError, match=r"^pkg/demo/SKILL.md: front matter expands to over 20,000 values"):
+        smd.parse("---\nname: demo\n" + alias_bomb() + "---\n# Demo\n", WHERE)
+
+
+def test_deeply_nested_front_matter_says_how_deep_it_may_be():
+    text = "---\nname: demo\nmeta: " + "[" * 1000 + "]" * 1000 + "\n---\n# Demo\n"
+    with pytest.raises(smd.SkillFormatError, match="front matter is nested deeper than 32 levels"):
+        smd.parse(text, WHERE)
+
+
+def test_python_object_tag_is_not_constructed():
+    text = "---\nname: demo\nx: !!python/object/apply:os.system ['touch /tmp/pwned']\n---\n# Demo\n"
+    with pytest.raises(smd.SkillFormatError, match="not valid YAML: could not determine a constructor"):
+        smd.parse(text, WHERE)
