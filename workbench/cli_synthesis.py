@@ -5,7 +5,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.table import Table
+from rich.text import Text
 
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
@@ -24,14 +24,20 @@ def cmd_images_bootstrap(args) -> int:
     return 0
 
 
+STATE_STYLE = {"ok": "green", "missing": "red", "optional": "yellow"}
+
+
 def cmd_doctor(args) -> int:
+    """One line per check and its fix on a line of its own, never wrapped or cut (a table
+    cut at 80 columns when piped left `scripts/setup-harbo…`): commands stay pasteable."""
     from workbench.sandbox.doctor import diagnose
     findings = diagnose()
-    table = Table("check", "state", "detail", "fix")
+    width = max(len(f.name) for f in findings)
     for f in findings:
-        state = "[green]ok[/green]" if f.ok else ("[red]missing[/red]" if f.required else "[yellow]optional[/yellow]")
-        table.add_row(f.name, state, f.detail, "" if f.ok else f.fix)
-    out.print(table)
+        out.print(Text.assemble(f.name.ljust(width), "  ", (f.state.ljust(8), STATE_STYLE[f.state]), "  ", f.detail),
+                  soft_wrap=True)
+        if not f.ok and f.fix:
+            out.print(Text(" " * width + "  fix: " + f.fix), soft_wrap=True)
     return 0 if all(f.ok or not f.required for f in findings) else 1
 
 
@@ -39,8 +45,14 @@ def cmd_synth(args) -> int:
     import signal
     import threading
 
-    from pipeline.synth.batch import run_synth
+    from pipeline.synth.batch import check_lengths, run_synth
     from workbench.sandbox.engine import Engine, SandboxError
+    if not args.resume:   # bad arguments are told before anything is touched
+        try:
+            check_lengths(args.min_len, args.max_len)
+        except ValueError as exc:
+            err.print(f"[red]{exc}[/red]")
+            return 2
     ws = Workspace.open(args.workspace)
     stop = threading.Event()
     try:
@@ -67,8 +79,9 @@ def cmd_synth(args) -> int:
         with progress:
             report = run_synth(ws, n_paths=args.paths, sampler=args.sampler, seed=args.seed,
                                concurrency=args.concurrency, provider=args.provider, run_id=args.run_id,
-                               resume=args.resume, benchmark_dir=args.benchmark, progress=tick, stop=stop,
-                               engine=engine)
+                               resume=args.resume, min_len=args.min_len, max_len=args.max_len,
+                               benchmark_dir=args.benchmark, progress=tick, stop=stop, engine=engine,
+                               allow_network=args.allow_network)
     except KeyboardInterrupt:
         stop.set()
         engine.kill_all()
@@ -86,6 +99,13 @@ def cmd_synth(args) -> int:
                   f"{report.failed} failed, {report.reused} reused; {report.seconds:.1f}s.")
         if report.reasons:
             out.print("  first failing check: " + ", ".join(f"{k} {v}" for k, v in sorted(report.reasons.items())))
+        for note in report.notes:
+            err.print(f"[yellow]Note:[/yellow] {note}", soft_wrap=True)
+        if report.near_duplicates:
+            out.print(f"  {len(report.near_duplicates)} near-duplicate task(s) (same recipe chain and step text):",
+                      soft_wrap=True)
+            for d in report.near_duplicates:
+                out.print(f"    {d['task_id']} {d['name']} repeats {d['duplicate_of']}", soft_wrap=True)
     return 0 if report.status == "finished" else 3
 
 
@@ -98,13 +118,19 @@ def cmd_export_harbor(args) -> int:
         print(json.dumps(asdict(report), indent=2, default=str))
     else:
         out.print(f"Exported {len(report.exported)} task(s) to {args.out}"
-                  + (f"; skipped {len(report.skipped)}" if report.skipped else ""))
+                  + (f"; skipped {len(report.skipped)}" if report.skipped else ""), soft_wrap=True)
+        for e in report.exported:
+            if e.renamed_from:
+                err.print(f"  {e.task_id}: folder {e.renamed_from!r} was taken, written to {e.slug!r}", soft_wrap=True)
         for item in report.skipped:
-            err.print(f"  skipped {item.task_id}: {item.reason}")
-    return 0
+            err.print(f"  skipped {item.task_id}: {item.reason}", soft_wrap=True)
+        if report.left_behind:
+            err.print(f"[red]{len(report.left_behind)} accepted task(s) were NOT exported[/red] (reasons above).")
+    return 1 if report.left_behind else 0
 
 
 def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]) -> None:
+    from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
     s = sub.add_parser("images", parents=[common], help="sandbox images")
     isub = s.add_subparsers(dest="images_command", required=True)
     ib = isub.add_parser("bootstrap", parents=[common], help="make the local base image (debootstrap + docker import)")
@@ -113,22 +139,32 @@ def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]
     s = sub.add_parser("doctor", parents=[common], help="check Docker, the base image and tools; say how to fix")
     s.set_defaults(func=cmd_doctor)
     s = sub.add_parser("synth", parents=[common], help="sample paths, synthesize tasks, verify them in Docker")
-    s.add_argument("--paths", type=int, default=20, help="how many paths to sample")
-    s.add_argument("--sampler", default="inverse-frequency",
-                   choices=samplers)
-    s.add_argument("--provider", choices=["offline", "llm"], default="offline")
-    s.add_argument("--concurrency", type=int, default=2, help="tasks verified at once")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--paths", type=int, default=20, help="how many distinct paths to sample (default 20)")
+    s.add_argument("--sampler", default="inverse-frequency", choices=samplers,
+                   help="how paths are drawn (default inverse-frequency)")
+    s.add_argument("--provider", choices=["offline", "llm"], default="offline",
+                   help="who writes the tasks (only offline exists so far)")
+    s.add_argument("--concurrency", type=int, default=None,
+                   help=f"tasks verified at once (default {DEFAULT_CONCURRENCY}; on --resume the run's own value)")
+    s.add_argument("--seed", type=int, default=0, help="same seed and graph, same paths and tasks (default 0)")
+    s.add_argument("--min-len", type=int, default=MIN_LEN, help=f"fewest steps per path (default {MIN_LEN})")
+    s.add_argument("--max-len", type=int, default=MAX_STEPS,
+                   help=f"most steps per path (default and ceiling {MAX_STEPS}: what the synthesizer composes)")
     s.add_argument("--benchmark", type=Path, default=None, help="benchmark folder for 14-gram decontamination")
-    s.add_argument("--resume", action="store_true", help="continue the latest unfinished run (or --run-id)")
-    s.add_argument("--run-id", default=None, help=argparse.SUPPRESS)
+    s.add_argument("--allow-network", action="store_true",
+                   help="let tasks whose task.toml asks for it (allow_internet) reach the network; "
+                        "also the workspace setting sandbox.allow_network in config.json")
+    s.add_argument("--resume", action="store_true",
+                   help="continue an unfinished run: the latest one, or the one given by --run-id")
+    s.add_argument("--run-id", default=None,
+                   help="with --resume: the run to continue; otherwise the id to give the new run")
     s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_synth)
     s = sub.add_parser("export", parents=[common], help="export tasks")
     esub = s.add_subparsers(dest="export_command", required=True)
     eh = esub.add_parser("harbor", parents=[common], help="accepted tasks as Harbor task folders")
     eh.add_argument("out", help="folder to write the tasks into")
     eh.add_argument("--task", action="append", help="only this task id (repeatable)")
-    eh.add_argument("--json", action="store_true")
+    eh.add_argument("--json", action="store_true", help="print the report as JSON")
     eh.set_defaults(func=cmd_export_harbor)

@@ -10,6 +10,11 @@ registry, so none is written. `<slug>` is the part of the task name after "/"
 Every bundle is read back through `read_bundle` (no links, no odd paths, size caps) and
 its `task.toml` parsed before anything is written; each one is written atomically with
 `write_bundle`, and only ever to a direct child of `out`.
+
+No accepted task is left behind silently: task names carry the task id, and where two
+names still give one folder (tasks made before that, or a hand-edited store) the second
+folder gets the task id appended (`renamed_from` says so). A task that cannot be
+exported at all is in `left_behind`, and `workbench export` exits non-zero for it.
 """
 from __future__ import annotations
 
@@ -28,6 +33,7 @@ class ExportedTask:
     name: str
     slug: str
     path: Path
+    renamed_from: str | None = None   # the folder its name gives, taken by another task
 
 
 @dataclass(frozen=True)
@@ -41,6 +47,7 @@ class ExportReport:
     out: Path
     exported: list[ExportedTask] = field(default_factory=list)
     skipped: list[SkippedTask] = field(default_factory=list)
+    left_behind: list[SkippedTask] = field(default_factory=list)   # accepted, yet not exported
 
     @property
     def slugs(self) -> list[str]:
@@ -50,6 +57,8 @@ class ExportReport:
         text = f"exported {len(self.exported)} task(s) to {self.out}"
         if self.skipped:
             text += f"; skipped {len(self.skipped)}: " + "; ".join(f"{s.task_id}: {s.reason}" for s in self.skipped)
+        if self.left_behind:
+            text += f"; {len(self.left_behind)} ACCEPTED task(s) NOT exported"
         return text
 
 
@@ -69,6 +78,18 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
+def _free_folder(slug: str, task_id: str, taken: dict[str, str], reserved: set[str]) -> str:
+    """`slug`, or where another task of this export has it, `slug-<task id>` (never a
+    folder that another task's own name gives: `reserved`)."""
+    if slug not in taken:
+        return slug
+    for n in range(1, 100):
+        candidate = f"{slug}-{task_id[:8]}" + (f"-{n}" if n > 1 else "")
+        if candidate not in taken and candidate not in reserved and check_relpath(candidate) == candidate:
+            return candidate
+    raise BundleError(f"folder {slug!r} is already taken by task {taken[slug]}, and so is every fallback name")
+
+
 def export_harbor(ws: Workspace, out: Path, task_ids: list[str] | None = None) -> ExportReport:
     """Copy accepted tasks (all of them, or those in `task_ids`) to `out/<slug>/`."""
     out = Path(out)
@@ -79,8 +100,17 @@ def export_harbor(ws: Workspace, out: Path, task_ids: list[str] | None = None) -
 
     accepted = accepted_tasks(ws.db)
     rows = {r.task_id: r for r in accepted.itertuples(index=False)}
-    wanted = list(rows) if task_ids is None else list(dict.fromkeys(task_ids))
+    # by name, then id: which of two same-named tasks keeps the plain folder is stable
+    wanted = (sorted(rows, key=lambda t: (str(rows[t].name), t)) if task_ids is None
+              else list(dict.fromkeys(task_ids)))
     seen_slugs: dict[str, str] = {}
+    reserved: set[str] = set()
+    for task_id in wanted:
+        if task_id in rows:
+            try:
+                reserved.add(slug_of(str(rows[task_id].name)))
+            except BundleError:
+                pass   # reported when that task comes up
 
     for task_id in wanted:
         row = rows.get(task_id)
@@ -97,9 +127,8 @@ def export_harbor(ws: Workspace, out: Path, task_ids: list[str] | None = None) -
             cfg = parse_task_toml(bundle.text("task.toml"), where=f"{row.bundle_dir}/task.toml")
             if cfg.name != row.name:
                 raise BundleError(f"task.toml names {cfg.name!r} but the store has {row.name!r}")
-            slug = slug_of(cfg.name)
-            if slug in seen_slugs:
-                raise BundleError(f"folder {slug!r} is already taken by task {seen_slugs[slug]}")
+            wanted_slug = slug_of(cfg.name)
+            slug = _free_folder(wanted_slug, task_id, seen_slugs, reserved)
             dest = out / slug
             if dest.is_symlink():
                 raise BundleError(f"{dest} is a link; refusing to write through it")
@@ -108,7 +137,9 @@ def export_harbor(ws: Workspace, out: Path, task_ids: list[str] | None = None) -
             write_bundle(bundle, dest)
         except (BundleError, ValueError, OSError) as exc:
             report.skipped.append(SkippedTask(task_id, str(exc)))
+            report.left_behind.append(report.skipped[-1])
             continue
         seen_slugs[slug] = task_id
-        report.exported.append(ExportedTask(task_id, cfg.name, slug, out_root / slug))
+        report.exported.append(ExportedTask(task_id, cfg.name, slug, out_root / slug,
+                                            renamed_from=wanted_slug if slug != wanted_slug else None))
     return report

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -18,6 +19,7 @@ from pipeline.graph.assemble import assemble
 from workbench.store import graph as store
 from workbench.workspace import Workspace
 
+REDRAW_ROUNDS = 8        # bounded: a small graph may have fewer distinct paths than asked
 
 
 @dataclass
@@ -27,12 +29,67 @@ class SampleReport:
     n_paths: int
     steps: int
     unique_pairs: int
+    redrawn: int = 0     # repeats of an earlier path of the batch that were drawn again
+    short: int = 0       # paths asked for but not found distinct after the redraws
+
+    @property
+    def note(self) -> str:
+        if not self.short:
+            return ""
+        return (f"the graph gave only {self.n_paths} distinct paths of the {self.n_paths + self.short} asked "
+                f"({REDRAW_ROUNDS} redraw rounds); the batch has {self.n_paths}")
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return dict(self.__dict__, note=self.note)
+
+
+def _path_keys(paths: sampling.Paths) -> list[tuple]:
+    ptr = np.asarray(paths.ptr)
+    src, sk, dst = (np.asarray(a).tolist() for a in (paths.src, paths.skill, paths.dst))
+    return [tuple(zip(src[a:b], sk[a:b], dst[a:b])) for a, b in zip(ptr[:-1].tolist(), ptr[1:].tolist())]
+
+
+def distinct_paths(draw: Callable[[int, int], sampling.Paths], n: int, seed: int,
+                   rounds: int = REDRAW_ROUNDS) -> tuple[sampling.Paths, int, int]:
+    """`n` paths with no path twice: `draw(k, seed)` is asked for `n`, then each round for twice
+    as many as are still missing under a seed derived from `seed` (deterministic), keeping the
+    first of each repeat. Returns (paths, how many repeats were drawn again, how many are still
+    missing after `rounds` rounds)."""
+    kept: list[tuple] = []
+    seen: set[tuple] = set()
+    repeats = 0
+    for r in range(rounds + 1):
+        missing = n - len(kept)
+        if missing <= 0:
+            break
+        batch = draw(n if r == 0 else 2 * missing, seed if r == 0 else hash((seed, r)) & 0xFFFFFFFF)
+        for key in _path_keys(batch):
+            if len(kept) == n:
+                break
+            if key in seen or not key:
+                repeats += r == 0     # the first draw's repeats are the ones drawn again
+                continue
+            seen.add(key)
+            kept.append(key)
+    lengths = np.array([len(k) for k in kept], dtype=np.int64)
+    flat = [t for k in kept for t in k]
+    arr = np.array(flat, dtype=np.int32).reshape(-1, 3)
+    paths = sampling.Paths(np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                           arr[:, 0].copy(), arr[:, 1].copy(), arr[:, 2].copy())
+    return paths, repeats, n - len(kept)
+
+
+def _visits(paths: sampling.Paths, n_nodes: int, n_skills: int) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 1's counting rule over kept paths: each path's start and every destination,
+    every skill used."""
+    p = paths
+    starts = np.asarray(p.src)[np.asarray(p.ptr)[:-1][np.diff(p.ptr) > 0]]
+    nodes = np.bincount(np.concatenate([starts, p.dst]).astype(np.int64), minlength=n_nodes)
+    return nodes, np.bincount(np.asarray(p.skill, dtype=np.int64), minlength=n_skills)
 
 
 def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max_len: int = 6) -> SampleReport:
+    """Draw a batch of `n` distinct paths (a repeat is drawn again, see `distinct_paths`)."""
     if sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler '{sampler}' (choose from {', '.join(SAMPLERS)})")
     if n <= 0:
@@ -42,15 +99,22 @@ def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max
     nodes_by_anchor, skills_by_id = store.visit_counts(ws.db)
     node_counts = np.array([nodes_by_anchor.get(a, 0) for a in g.anchors], dtype=np.int64)
     skill_counts = np.array([skills_by_id.get(s, 0) for s in g.skill_ids], dtype=np.int64)
-    if sampler == "inverse-frequency":
-        paths, node_counts, skill_counts = sampling.sample_inverse_frequency(
-            tg, n, seed, min_len=min_len, max_len=max_len, node_counts=node_counts, skill_counts=skill_counts)
-    elif sampler == "random-walk":
-        paths = sampling.sample_random_walk(tg, n, seed, min_len, max_len)
-    elif sampler == "single-skill":
-        paths = sampling.sample_single_skill(tg, n, seed)
-    else:
-        paths = sampling.sample_random_multi_skill(tg, n, seed, min_len, max_len)
+    carried = [node_counts, skill_counts]   # redraws see the counts of every draw before them
+
+    def draw(k: int, s: int) -> sampling.Paths:
+        if sampler == "inverse-frequency":
+            paths, carried[0], carried[1] = sampling.sample_inverse_frequency(
+                tg, k, s, min_len=min_len, max_len=max_len, node_counts=carried[0], skill_counts=carried[1])
+            return paths
+        if sampler == "random-walk":
+            return sampling.sample_random_walk(tg, k, s, min_len, max_len)
+        if sampler == "single-skill":
+            return sampling.sample_single_skill(tg, k, s)
+        return sampling.sample_random_multi_skill(tg, k, s, min_len, max_len)
+
+    paths, redrawn, short = distinct_paths(draw, n, seed)
+    if short == n:
+        raise ValueError("the graph gave no path with a step (does it have transitions?)")
     batch_id = uuid.uuid4().hex[:12]
     ptr = np.asarray(paths.ptr)
     lengths = np.diff(ptr)
@@ -67,10 +131,12 @@ def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max
     new_nodes = dict(nodes_by_anchor)
     new_skills = dict(skills_by_id)
     if sampler == "inverse-frequency":
-        new_nodes.update({a: int(c) for a, c in zip(g.anchors, node_counts) if c})
-        new_skills.update({s: int(c) for s, c in zip(g.skill_ids, skill_counts) if c})
+        # counted from the kept paths only: a dropped repeat leaves no visit behind
+        nodes_seen, skills_seen = _visits(paths, len(g.anchors), len(g.skill_ids))
+        new_nodes.update({a: int(c) for a, c in zip(g.anchors, node_counts + nodes_seen) if c})
+        new_skills.update({s: int(c) for s, c in zip(g.skill_ids, skill_counts + skills_seen) if c})
     store.save_sample(ws.db, {"batch_id": batch_id, "sampler": sampler, "n_paths": n, "seed": seed,
                               "min_len": min_len, "max_len": max_len,
                               "build_id": last["build_id"] if last else ""}, frame, steps, new_nodes, new_skills)
     pairs = len(set(zip(np.asarray(paths.src).tolist(), np.asarray(paths.skill).tolist())))
-    return SampleReport(batch_id, sampler, len(lengths), int(len(step_path)), pairs)
+    return SampleReport(batch_id, sampler, len(lengths), int(len(step_path)), pairs, redrawn, short)

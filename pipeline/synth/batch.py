@@ -7,7 +7,6 @@ whose verification was cut short by a stop is simply verified again.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -19,9 +18,11 @@ from typing import Callable
 import pandas as pd
 
 from pipeline.graph.sample_run import sample
-from pipeline.synth.compose import SYNTH_VERSION, PathStep, synthesize_task
+from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
 from pipeline.verify.decontam import BenchmarkIndex
 from pipeline.verify.run import verify_bundle
+from workbench.config import workspace_allows_network
 from workbench.models import TaskRecord
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle, write_bundle
@@ -30,13 +31,16 @@ from workbench.store import tasks as store
 from workbench.workspace import Workspace
 
 Progress = Callable[[dict], None]
-MAX_STEPS = 5
 
 
 @dataclass
 class SynthReport:
+    """A run's outcome. The counts cover the whole run, every resumed part included
+    (`reused` and `seconds` are this process's); `near_duplicates` lists the run's tasks
+    that repeat another of its tasks (same recipe chain and step text)."""
     run_id: str
     status: str = "running"
+    concurrency: int = DEFAULT_CONCURRENCY
     sampled: int = 0
     synthesized: int = 0
     verified: int = 0
@@ -46,14 +50,18 @@ class SynthReport:
     reused: int = 0
     seconds: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
+    near_duplicates: list[dict] = field(default_factory=list)   # task_id, name, duplicate_of
+    notes: list[str] = field(default_factory=list)              # e.g. fewer distinct paths than asked
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+                for k, v in self.__dict__.items()}
 
-
-def task_id_for(steps: list[PathStep], seed: int, base_image: str) -> str:
-    key = "|".join([SYNTH_VERSION, str(seed), base_image] + [f"{s.src_anchor}>{s.skill_id}>{s.dst_anchor}" for s in steps])
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
+    def take_counts(self, summary: dict) -> None:
+        """Counts of the whole run from `store.run_summary`."""
+        for k in ("sampled", "synthesized", "verified", "accepted", "rejected", "failed"):
+            setattr(self, k, summary[k])
+        self.reasons = dict(summary["reasons"])
 
 
 def _steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
@@ -66,6 +74,7 @@ def _steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
 
 
 class SynthBatch:
+    allow_network = False   # the user's network opt-in, set by run_synth
     def __init__(self, ws: Workspace, run_id: str, seed: int, concurrency: int, engine: Engine,
                  benchmark: BenchmarkIndex | None, progress: Progress | None, stop: threading.Event):
         self.ws, self.run_id, self.seed = ws, run_id, seed
@@ -95,7 +104,7 @@ class SynthBatch:
                                  error=f"synthesis failed: {exc.__class__.__name__}: {exc}")
             self._tick(failed=1)
             return
-        task_id = task_id_for(steps, self.seed, self.base_image)
+        task_id = task.task_id
         with self._lock:
             lock = self._task_locks.setdefault(task_id, threading.Lock())
         with lock:
@@ -115,13 +124,14 @@ class SynthBatch:
             task_id=task_id, name=task.name, path_id=path_id, category=task.category, difficulty=task.difficulty,
             n_steps=len(task.recipes), recipes=task.recipes, skill_ids=[s.skill_id for s in steps],
             scenario_ids=list(dict.fromkeys(a for s in steps for a in (s.src_anchor, s.dst_anchor))),
-            provider="offline", bundle_dir=rel, bundle_hash=bundle_hash))
+            provider="offline", bundle_dir=rel, bundle_hash=bundle_hash), near_dup_key=task.near_dup_key)
         store.set_path_stage(self.ws.db, self.run_id, path_id, "synthesized", task_id=task_id)
         self._tick(synthesized=1)
         if self.stop.is_set():
             return
         try:
-            checks = verify_bundle(bundle, engine=self.engine, benchmark=self.benchmark)
+            checks = verify_bundle(bundle, engine=self.engine, benchmark=self.benchmark,
+                                   allow_network=self.allow_network)
         except Exception as exc:  # an engine hiccup on one task must not sink the batch
             if not self.stop.is_set():
                 store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", task_id=task_id,
@@ -157,13 +167,30 @@ class SynthBatch:
         return self.report
 
 
+def check_lengths(min_len: int, max_len: int) -> None:
+    if not 1 <= min_len <= max_len:
+        raise ValueError(f"need 1 <= --min-len <= --max-len, got {min_len} and {max_len}")
+    if max_len > MAX_STEPS:
+        raise ValueError(f"--max-len {max_len}: the synthesizer composes at most {MAX_STEPS} steps")
+
+
 def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequency", seed: int = 0,
-              concurrency: int = 2, provider: str = "offline", run_id: str | None = None, resume: bool = False,
+              concurrency: int | None = None, provider: str = "offline", run_id: str | None = None,
+              resume: bool = False, min_len: int = MIN_LEN, max_len: int = MAX_STEPS,
               benchmark_dir: Path | None = None, progress: Progress | None = None,
-              stop: threading.Event | None = None, engine: Engine | None = None) -> SynthReport:
-    """Run (or resume) a batch; returns its report. Raises ValueError / SandboxError with advice."""
+              stop: threading.Event | None = None, engine: Engine | None = None,
+              allow_network: bool = False) -> SynthReport:
+    """Run (or resume) a batch; returns its report. Raises ValueError / SandboxError with advice.
+    `concurrency` None: the run's stored value on resume, else DEFAULT_CONCURRENCY.
+    `allow_network`: the user's opt-in (`--allow-network`, or the workspace setting) for tasks
+    that ask for the network; without it they run without."""
     if provider != "offline":
         raise ValueError(f"provider {provider!r}: only the offline synthesizer exists so far; use --provider offline")
+    if concurrency is not None and concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
+    allow_network = allow_network or workspace_allows_network(ws.root)
+    if not resume:
+        check_lengths(min_len, max_len)
     stop = stop or threading.Event()
     benchmark = BenchmarkIndex.build(benchmark_dir) if benchmark_dir else None
     engine = engine or Engine()
@@ -180,25 +207,33 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
     else:
         from pipeline.synth.jobs import new_run_id
+        concurrency = concurrency or DEFAULT_CONCURRENCY
         run_id = run_id or new_run_id()
         run = store.get_run(ws.db, run_id)
         if run is None:
-            store.create_run(ws.db, run_id, sampler, n_paths, seed, provider, concurrency, os.getpid())
+            store.create_run(ws.db, run_id, sampler, n_paths, seed, provider, concurrency, os.getpid(),
+                             min_len=min_len, max_len=max_len)
         else:
             store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
         run = store.get_run(ws.db, run_id)
+    notes: list[str] = []
     if not run.get("batch_id"):
+        lo, hi = _stored_len(run.get("min_len"), MIN_LEN), _stored_len(run.get("max_len"), MAX_STEPS)
         try:
-            sampled = sample(ws, run["sampler"], int(run["n_paths"]), int(run["seed"]), min_len=2, max_len=MAX_STEPS)
+            sampled = sample(ws, run["sampler"], int(run["n_paths"]), int(run["seed"]), min_len=lo, max_len=hi)
         except Exception as exc:
             store.set_run_status(ws.db, run_id, "failed", f"sampling failed: {exc}")
             raise ValueError(f"sampling failed: {exc} (build the graph first: `workbench graph build`)") from exc
+        if sampled.note:
+            notes.append(sampled.note)
         from workbench.store import graph as graph_store
         store.attach_paths(ws.db, run_id, sampled.batch_id, graph_store.batch_path_ids(ws.db, sampled.batch_id))
     path_ids = store.run_path_ids(ws.db, run_id)
     work = _steps_by_path(store.path_steps_with_skills(ws.db, path_ids))
     batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop)
-    batch.report.sampled = int(run["n_paths"])
+    batch.allow_network = allow_network
+    batch.report.concurrency, batch.report.notes = batch.concurrency, notes
+    _start_from_finished(batch.report, store.run_summary(ws.db, run_id))
     try:
         report = batch.run(work)
     except BaseException as exc:
@@ -208,7 +243,25 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         raise
     status = "cancelled" if stop.is_set() else "finished"
     report.status = status
+    report.take_counts(store.run_summary(ws.db, run_id))
+    report.near_duplicates = store.near_duplicates(ws.db, run_id)[["task_id", "name", "duplicate_of"]].to_dict("records")
     store.set_run_status(ws.db, run_id, status,
                          f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
-                         + (" (stopped; resume to finish)" if stop.is_set() else ""))
+                         + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
+                         + (" (stopped; resume to finish)" if stop.is_set() else "")
+                         + "".join(f"; {n}" for n in notes))
     return report
+
+
+def _stored_len(value, default: int) -> int:
+    """A run's stored path length; runs made before lengths were stored have none."""
+    return default if value is None or pd.isna(value) else int(value)
+
+
+def _start_from_finished(report: SynthReport, summary: dict) -> None:
+    """A resumed run's progress starts from the paths already finished (paths cut short
+    before are done again, so only final outcomes are carried over)."""
+    report.sampled = summary["sampled"]
+    for k in ("verified", "accepted", "rejected", "failed"):
+        setattr(report, k, summary[k])
+    report.synthesized = summary["verified"]

@@ -18,11 +18,11 @@ from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render as render_toml
 
 from . import layout
+from .limits import MAX_STEPS
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
 
 SYNTH_VERSION = "2"
-MAX_STEPS = 5
 MAX_ADAPTERS = 3
 
 
@@ -43,6 +43,8 @@ class SynthesizedTask:
     category: str
     difficulty: str      # easy | medium | hard
     recipes: list[str]   # recipe family per step
+    task_id: str         # see `task_id_for`
+    near_dup_key: str    # see `near_duplicate_key`
 
 
 def step_category(step: PathStep) -> str:
@@ -192,10 +194,29 @@ def _first_sentence(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def task_slug(steps: list[PathStep], seed: int, recipes: list[str]) -> str:
-    h = hashlib.sha256(f"{seed}|{'|'.join(s.skill_id + '@' + s.category for s in steps)}".encode()).hexdigest()[:10]
+def task_id_for(steps: list[PathStep], seed: int, base_image: str) -> str:
+    """A task's identity: what it is made from (synthesizer version, seed, base image, and each
+    step with its scenarios), so a resumed batch finds the tasks it already made."""
+    key = "|".join([SYNTH_VERSION, str(seed), base_image] + [f"{s.src_anchor}>{s.skill_id}>{s.dst_anchor}" for s in steps])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def task_slug(task_id: str, recipes: list[str]) -> str:
+    """Recipe families, then the task id: two tasks never share a name (nor an export folder),
+    even when their paths differ only in scenarios and so read the same."""
     head = "-".join(dict.fromkeys(recipes))[:60].strip("-")
-    return re.sub(r"[^a-z0-9-]+", "-", f"{head}-{h}".lower())
+    return re.sub(r"[^a-z0-9-]+", "-", f"{head}-{task_id[:10]}".lower())
+
+
+def near_duplicate_key(built) -> str:
+    """Same recipe chain (adapters included) and same step text, numbers aside: the mark of
+    tasks that read as one although made from different paths (the skills list is left out)."""
+    parts = []
+    for recipe, adapters, frag in built:
+        text = " ".join([frag.title, frag.intro] + [c.sentence for c in frag.checks])
+        text = re.sub(r"\d+(\.\d+)?", "#", re.sub(r"\s+", " ", text).strip().lower())
+        parts.append("+".join([a.name for a in adapters] + [recipe.name]) + ":" + text)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
 def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: str = "",
@@ -203,7 +224,8 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     ctx, built = compose(steps, seed, force=force)
     planned = plan_steps(steps)
     recipes = [r.name for r, _, _ in built]
-    name = f"workbench/{task_slug(steps, seed, recipes)}"
+    task_id = task_id_for(steps, seed, base_image)
+    name = f"workbench/{task_slug(task_id, recipes)}"
     category = planned[0][1]
     difficulty = _difficulty(built)
 
@@ -260,4 +282,5 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     executables = {f"environment/app/{r}" for r in ctx.executables} | {"solution/solve.sh", "tests/test.sh"}
     bundle = TaskBundle(files, executables)
     bundle.validate()
-    return SynthesizedTask(bundle=bundle, name=name, category=category, difficulty=difficulty, recipes=recipes)
+    return SynthesizedTask(bundle=bundle, name=name, category=category, difficulty=difficulty, recipes=recipes,
+                           task_id=task_id, near_dup_key=near_duplicate_key(built))

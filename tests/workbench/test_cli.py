@@ -66,3 +66,33 @@ def test_demo_populates_every_stage_once(tmp_path):
     again = cli("--workspace", ws, "demo")
     assert again.returncode == 0 and again.stderr.strip() == ""  # nothing left to do, nothing redone
     assert json.loads(cli("--workspace", ws, "status", "--json").stdout) == status
+
+
+def _options(parser, path=()):
+    """(command path, option action) for every option of every (sub)command."""
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, path + (name,))
+        elif action.option_strings and not isinstance(action, argparse._HelpAction):
+            yield path, action
+
+
+def test_every_option_says_what_it_does():
+    """`--n`, `--bridge-threshold`, `--verifier`, `--embedder`, `scenarios --concurrency`,
+    `status --json` had no help text, and `synth --resume` named a hidden `--run-id`.
+    (`app` and `demo` are being moved to their own module and are left to that change.)"""
+    import argparse
+    from workbench.cli import build_parser
+    silent = [f"{' '.join(path)} {a.option_strings[-1]}" for path, a in _options(build_parser())
+              if (not a.help or a.help == argparse.SUPPRESS) and path[:1] not in (("app",), ("demo",))]
+    assert silent == []
+
+
+def test_synth_help_lists_what_resume_and_lengths_need():
+    r = cli("synth", "--help", env={"COLUMNS": "200"})
+    assert r.returncode == 0
+    for option in ("--run-id", "--min-len", "--max-len", "--concurrency", "--resume"):
+        assert option in r.stdout
+    assert "on --resume the run's own value" in r.stdout

@@ -17,6 +17,10 @@ class Finding:
     fix: str = ""
     required: bool = True
 
+    @property
+    def state(self) -> str:
+        return "ok" if self.ok else ("missing" if self.required else "optional")
+
 
 def diagnose() -> list[Finding]:
     out: list[Finding] = []

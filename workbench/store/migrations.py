@@ -303,6 +303,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        5,
+        "synthesis: near-duplicate key per task, path lengths per run",
+        """
+        -- same recipe chain and same step text (numbers aside) -> same key; see compose.near_duplicate_key
+        ALTER TABLE tasks ADD COLUMN near_dup_key VARCHAR;
+        ALTER TABLE synth_runs ADD COLUMN min_len INTEGER;
+        ALTER TABLE synth_runs ADD COLUMN max_len INTEGER;
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -21,10 +21,11 @@ LOG_CAP = 64 * 1024
 
 # ---------------------------------------------------------------- runs
 def create_run(db: Database, run_id: str, sampler: str, n_paths: int, seed: int, provider: str,
-               concurrency: int, pid: int | None) -> None:
+               concurrency: int, pid: int | None, min_len: int | None = None, max_len: int | None = None) -> None:
     with db.write() as con:
-        con.execute("INSERT INTO synth_runs VALUES (?, ?, ?, ?, ?, ?, NULL, 'running', ?, NULL, ?, NULL)",
-                    [run_id, sampler, n_paths, seed, provider, concurrency, pid, datetime.now()])
+        con.execute("INSERT INTO synth_runs (run_id, sampler, n_paths, seed, provider, concurrency, status, pid, "
+                    "created_at, min_len, max_len) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+                    [run_id, sampler, n_paths, seed, provider, concurrency, pid, datetime.now(), min_len, max_len])
 
 
 def attach_paths(db: Database, run_id: str, batch_id: str, path_ids: list[str]) -> None:
@@ -77,14 +78,18 @@ def task_verdict(db: Database, task_id: str) -> str | None:
     return row[0] if row else None
 
 
-def save_task(db: Database, rec: TaskRecord) -> None:
-    """Record a freshly synthesized task (pending) and forget any older checks of it."""
+def save_task(db: Database, rec: TaskRecord, near_dup_key: str | None = None) -> None:
+    """Record a freshly synthesized task (pending) and forget any older checks of it.
+    `near_dup_key`: tasks sharing one are near-identical (see `near_duplicates`)."""
     with db.write() as con:
         con.execute("DELETE FROM task_checks WHERE task_id = ?", [rec.task_id])
         con.execute("DELETE FROM tasks WHERE task_id = ?", [rec.task_id])
-        con.execute("INSERT INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 'pending', NULL, NULL, ?, NULL)",
+        con.execute("INSERT INTO tasks (task_id, name, path_id, category, difficulty, n_steps, recipes, skill_ids, "
+                    "scenario_ids, provider, bundle_dir, bundle_hash, verdict, created_at, near_dup_key) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
                     [rec.task_id, rec.name, rec.path_id, rec.category, rec.difficulty, rec.n_steps, rec.recipes,
-                     rec.skill_ids, rec.scenario_ids, rec.provider, rec.bundle_dir, rec.bundle_hash, datetime.now()])
+                     rec.skill_ids, rec.scenario_ids, rec.provider, rec.bundle_dir, rec.bundle_hash, datetime.now(),
+                     near_dup_key])
 
 
 def save_verification(db: Database, task_id: str, checks: list[CheckResult], image: str | None,
@@ -211,3 +216,43 @@ def run_path_ids(db: Database, run_id: str) -> list[str]:
     with db.read() as con:
         return [r[0] for r in con.execute("SELECT path_id FROM run_tasks WHERE run_id = ? AND stage NOT IN "
                                           "('verified', 'failed') ORDER BY path_id", [run_id]).fetchall()]
+
+
+# ---------------------------------------------------------------- run summaries, near-duplicates
+def run_summary(db: Database, run_id: str) -> dict:
+    """Counts over every path of a run, whichever process did the work (a run resumed
+    three times is still one run), and the first failing check of its rejected paths."""
+    with db.read() as con:
+        row = con.execute(
+            """SELECT count(*), count(rt.task_id),
+                      count(*) FILTER (WHERE rt.stage = 'verified'),
+                      count(*) FILTER (WHERE rt.stage = 'verified' AND t.verdict = 'accepted'),
+                      count(*) FILTER (WHERE rt.stage = 'verified' AND t.verdict = 'rejected'),
+                      count(*) FILTER (WHERE rt.stage = 'failed')
+               FROM run_tasks rt LEFT JOIN tasks t USING (task_id) WHERE rt.run_id = ?""", [run_id]).fetchone()
+        reasons = con.execute(
+            """SELECT t.failed_check, count(*) FROM run_tasks rt JOIN tasks t USING (task_id)
+               WHERE rt.run_id = ? AND rt.stage = 'verified' AND t.verdict = 'rejected'
+                 AND t.failed_check IS NOT NULL GROUP BY ALL""", [run_id]).fetchall()
+    keys = ("sampled", "synthesized", "verified", "accepted", "rejected", "failed")
+    out: dict = dict(zip(keys, (int(v or 0) for v in row)))
+    out["reasons"] = {name: int(n) for name, n in reasons}
+    return out
+
+
+def near_duplicates(db: Database, run_id: str | None = None) -> pd.DataFrame:
+    """Tasks that repeat an earlier task's recipe chain and step text: one row per repeat with
+    the task it repeats (`duplicate_of`, the first made with that key). With `run_id`, only
+    the tasks of that run are compared."""
+    scope = "AND task_id IN (SELECT task_id FROM run_tasks WHERE run_id = ?)" if run_id else ""
+    with db.read() as con:
+        return con.execute(
+            f"""WITH t AS (SELECT task_id, name, near_dup_key, created_at FROM tasks
+                           WHERE near_dup_key IS NOT NULL {scope}),
+                     ranked AS (SELECT *, first_value(task_id) OVER w AS duplicate_of,
+                                       first_value(name) OVER w AS duplicate_of_name,
+                                       row_number() OVER w AS rank
+                                FROM t WINDOW w AS (PARTITION BY near_dup_key ORDER BY created_at, task_id))
+                SELECT task_id, name, near_dup_key, duplicate_of, duplicate_of_name FROM ranked
+                WHERE rank > 1 ORDER BY duplicate_of, created_at, task_id""",
+            [run_id] if run_id else []).df()

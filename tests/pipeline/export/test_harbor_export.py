@@ -90,9 +90,6 @@ def test_export_path_safety(workspace, tmp_path):
     os.symlink("/etc/passwd", linked / "environment" / "app" / "passwd")
     # task.toml and the store disagree on the name.
     add_task(workspace, "t-mis", sum_task("workbench/other"), name="workbench/sum-mis")
-    # Two tasks that would share a folder.
-    add_task(workspace, "t-d1", sum_task("workbench/dup"), name="workbench/dup")
-    add_task(workspace, "t-d2", sum_task("workbench/dup", "5\n"), name="workbench/dup")
     # The destination is a link to somewhere else: never written through.
     add_task(workspace, "t-lnk", sum_task("workbench/sum-lnk"), name="workbench/sum-lnk")
     out = tmp_path / "out"
@@ -107,11 +104,11 @@ def test_export_path_safety(workspace, tmp_path):
     assert "outside the workspace" in reasons["t-out"]
     assert "links are not allowed" in reasons["t-link"]
     assert "store has 'workbench/sum-mis'" in reasons["t-mis"]
-    assert "already taken" in reasons["t-d2"]
     assert "is a link" in reasons["t-lnk"]
-    assert report.slugs == ["dup"]
+    assert report.slugs == []
+    assert {s.task_id for s in report.left_behind} == set(reasons)   # all accepted, none exported
     assert list(victim.iterdir()) == []
-    assert sorted(p.name for p in out.iterdir()) == ["dup", "sum-lnk"]
+    assert sorted(p.name for p in out.iterdir()) == ["sum-lnk"]
     # Nothing was written anywhere but directly under `out`.
     assert sorted(p.name for p in outside.iterdir()) == ["sum-out"]
 
@@ -136,3 +133,31 @@ def test_export_cli_reports_as_json(workspace, tmp_path):
     report = json.loads(r.stdout)
     assert [e["slug"] for e in report["exported"]] == ["sum-a"]
     assert report["skipped"] == [{"task_id": "t-r", "reason": "not accepted (verdict: rejected)"}]
+
+
+def test_tasks_sharing_a_name_are_all_exported(workspace, tmp_path):
+    """Two accepted tasks with one name (as made before names carried the task id) used to
+    give one folder, and the second was skipped: 19 of 20 exported. Both are written now."""
+    add_task(workspace, "t-d1", sum_task("workbench/dup"), name="workbench/dup")
+    add_task(workspace, "t-d2", sum_task("workbench/dup", "5\n"), name="workbench/dup")
+    add_task(workspace, "t-x", sum_task("workbench/dup-t-d2"), name="workbench/dup-t-d2")   # the fallback's name
+    out = tmp_path / "out"
+
+    report = export_harbor(workspace, out)
+
+    assert report.skipped == [] and report.left_behind == []
+    folders = {e.task_id: e.slug for e in report.exported}
+    assert folders["t-d1"] == "dup" and folders["t-x"] == "dup-t-d2"
+    assert folders["t-d2"] not in ("dup", "dup-t-d2") and "t-d2" in folders["t-d2"]
+    assert {e.task_id: e.renamed_from for e in report.exported}["t-d2"] == "dup"
+    assert (out / folders["t-d2"] / "environment/app/numbers.txt").read_text() == "5\n"
+    assert sorted(p.name for p in out.iterdir()) == sorted(folders.values())
+
+
+def test_export_cli_fails_when_an_accepted_task_is_left_behind(workspace, tmp_path):
+    add_task(workspace, "t-a", sum_task("workbench/sum-a"), name="workbench/sum-a")
+    add_task(workspace, "t-mis", sum_task("workbench/other"), name="workbench/sum-mis")
+    r = cli("export", "harbor", str(tmp_path / "out"), "--workspace", str(workspace.root))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "skipped t-mis" in r.stderr and "1 accepted task(s) were NOT exported" in r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["sum-a"]

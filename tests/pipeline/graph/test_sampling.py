@@ -332,3 +332,51 @@ def test_inverse_frequency_beats_random_walk_in_every_seed():
 def test_multi_step_samplers_cover_more_than_single_skill(graph):
     single = unique_pairs(sample_single_skill(graph, 500, 0))
     assert unique_pairs(sample_inverse_frequency(graph, 500, 0)[0]) > 1.5 * single
+
+
+# ------------------------------------------------------------------ distinct paths within a batch
+
+def _keys(p: Paths) -> list[tuple]:
+    return [tuple(p.path(i)) for i in range(len(p))]
+
+
+@pytest.mark.parametrize("name", ["random_walk", "inverse_frequency"])
+def test_a_repeated_path_is_drawn_again(name):
+    from pipeline.graph.sample_run import distinct_paths
+    n = 5    # a one-way ring: 5 starts x lengths 2..4 = 15 distinct paths in all
+    g = TransitionGraph.from_edges(n, n, src=np.arange(n), skill=np.arange(n), dest=(np.arange(n) + 1) % n)
+    draw = lambda k, s: SAMPLERS[name](g, k, s)   # noqa: E731
+    plain = _keys(draw(12, 3))
+    assert len(set(plain)) < 12, "the graph is meant to make a plain draw repeat itself"
+    paths, redrawn, short = distinct_paths(draw, 12, 3)
+    keys = _keys(paths)
+    assert len(keys) == len(set(keys)) == 12 and short == 0
+    assert redrawn == 12 - len(set(plain))
+    assert keys[:len(set(plain))] == list(dict.fromkeys(plain))     # first draws kept, in order
+    assert all(t in _triples(g) for k in keys for t in k)
+    assert _same(paths, distinct_paths(draw, 12, 3)[0])              # same seed, same batch
+
+
+def test_a_graph_with_too_few_paths_says_how_many_it_gave():
+    from pipeline.graph.sample_run import REDRAW_ROUNDS, SampleReport, distinct_paths
+    g = TransitionGraph.from_edges(4, 3, src=[0, 1, 2], skill=[0, 1, 2], dest=[1, 2, 3])   # 3 transitions
+    paths, redrawn, short = distinct_paths(lambda k, s: sample_single_skill(g, k, s), 10, 0)
+    assert sorted(_keys(paths)) == [((0, 0, 1),), ((1, 1, 2),), ((2, 2, 3),)]
+    assert short == 7 and redrawn == 7
+    note = SampleReport("b", "single-skill", len(paths), paths.n_steps, 3, redrawn, short).note
+    assert note == f"the graph gave only 3 distinct paths of the 10 asked ({REDRAW_ROUNDS} redraw rounds); the batch has 3"
+
+
+def test_stored_batches_have_no_repeats_and_count_only_kept_paths(graph_workspace):
+    from pipeline.graph.sample_run import sample
+    from workbench.store import graph as store
+    nodes_before, skills_before = store.visit_counts(graph_workspace.db)
+    report = sample(graph_workspace, "inverse-frequency", 300, seed=4)
+    steps = store.path_steps(graph_workspace.db, report.batch_id)
+    paths = steps.sort_values(["idx", "step"]).groupby("path_id")[["src_anchor", "skill_id", "dst_anchor"]].apply(
+        lambda f: tuple(map(tuple, f.to_numpy())))
+    assert len(paths) == report.n_paths == 300 - report.short and paths.is_unique
+    assert report.redrawn > 0          # on the demo graph a plain draw of 300 repeats paths
+    nodes_after, skills_after = store.visit_counts(graph_workspace.db)
+    assert sum(skills_after.values()) - sum(skills_before.values()) == len(steps)
+    assert sum(nodes_after.values()) - sum(nodes_before.values()) == len(steps) + len(paths)

@@ -1,0 +1,85 @@
+"""The sandbox and synthesis commands as a user runs them: `doctor` piped into a narrow
+terminal, `synth` arguments, and a resumed run's summary."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import cli
+from workbench.models import CheckResult, TaskRecord
+from workbench.store import tasks as store
+
+LONG_IMAGE = "registry.example.com/some-team/a-base-image-name-far-longer-than-forty-columns:2026-12-01"
+
+
+@pytest.mark.parametrize("env", [{"WORKBENCH_BASE_IMAGE": LONG_IMAGE},
+                                 {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}], ids=["long-image", "no-engine"])
+def test_doctor_piped_to_a_narrow_terminal_cuts_nothing(env, monkeypatch):
+    """A table cut at the terminal's width left `scripts/setup-harbo…`: every detail and
+    every fix must come out whole, each on one line, however narrow the terminal."""
+    from workbench.sandbox.doctor import diagnose
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    expected = diagnose()
+    r = cli("doctor", env={**env, "COLUMNS": "40", "TERM": "dumb"})   # stdout is a pipe here
+    lines = r.stdout.splitlines()
+    assert r.returncode == (0 if all(f.ok or not f.required for f in expected) else 1), r.stdout + r.stderr
+    for f in expected:
+        assert any(f.name in line and f.state in line and line.rstrip().endswith(f.detail) for line in lines), \
+            (f, r.stdout)
+        if not f.ok:
+            assert any(line.strip() == f"fix: {f.fix}" for line in lines), (f.fix, r.stdout)
+    assert "…" not in r.stdout
+    shown = [f for f in expected if f.name in ("base image", "Docker engine") and not f.ok]
+    assert shown, "each case is meant to show one long finding"
+
+
+def test_synth_refuses_paths_longer_than_the_synthesizer_composes(tmp_path):
+    r = cli("synth", "--workspace", str(tmp_path / "ws"), "--max-len", "7")
+    assert r.returncode == 2 and "--max-len 7: the synthesizer composes at most 5 steps" in r.stderr
+    r = cli("synth", "--workspace", str(tmp_path / "ws"), "--min-len", "4", "--max-len", "3")
+    assert r.returncode == 2 and "need 1 <= --min-len <= --max-len, got 4 and 3" in r.stderr
+
+
+def _finished_run(ws, concurrency: int) -> str:
+    """A cancelled run whose four paths are all done: two accepted tasks that read the same,
+    one rejected, one whose synthesis failed. Resuming it has nothing left to do."""
+    run_id = "synth-prepared"
+    store.create_run(ws.db, run_id, "random-walk", 4, 0, "offline", concurrency, None)
+    store.attach_paths(ws.db, run_id, "batch-x", ["p1", "p2", "p3", "p4"])
+    for i, (key, ok) in enumerate([("K", True), ("K", True), ("L", False)], 1):
+        store.save_task(ws.db, TaskRecord(
+            task_id=f"t{i}", name=f"workbench/task-{i}", path_id=f"p{i}", category="git", difficulty="easy",
+            n_steps=2, recipes=["a", "b"], skill_ids=[], scenario_ids=[], bundle_dir=f"tasks/t{i}",
+            bundle_hash="h"), near_dup_key=key)
+        checks = [CheckResult(name="build", passed=True), CheckResult(name="oracle", passed=ok, reason="r")]
+        store.save_verification(ws.db, f"t{i}", checks, None, run_id, f"p{i}")
+    store.set_path_stage(ws.db, run_id, "p4", "failed", error="synthesis failed: x")
+    store.set_run_status(ws.db, run_id, "cancelled", "stopped")
+    return run_id
+
+
+@pytest.mark.docker
+def test_resume_counts_the_whole_run_and_keeps_its_concurrency(workspace):
+    """A resumed run reported only what the resumed part did ("5 accepted" of 29), and the
+    CLI's default concurrency always replaced the run's own."""
+    run_id = _finished_run(workspace, concurrency=1)
+    ws = str(workspace.root)
+    r = cli("synth", "--workspace", ws, "--resume", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads(r.stdout)
+    assert report["run_id"] == run_id and report["status"] == "finished"
+    assert (report["sampled"], report["verified"], report["accepted"], report["rejected"], report["failed"]) \
+        == (4, 3, 2, 1, 1)
+    assert report["reasons"] == {"oracle": 1} and report["concurrency"] == 1
+    assert report["near_duplicates"] == [{"task_id": "t2", "name": "workbench/task-2", "duplicate_of": "t1"}]
+    assert store.get_run(workspace.db, run_id)["message"].startswith("2 accepted, 1 rejected, 1 failed")
+
+    r = cli("synth", "--workspace", ws, "--resume", "--run-id", run_id, "--concurrency", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    text = " ".join(r.stdout.split())
+    assert f"Run {run_id} finished: 4 paths → 3 tasks, 2 accepted (50% of sampled), 1 rejected, 1 failed" in text
+    assert "1 near-duplicate task(s)" in text and "t2 workbench/task-2 repeats t1" in text
+    r = cli("synth", "--workspace", ws, "--resume", "--run-id", run_id, "--json", "--concurrency", "3")
+    assert json.loads(r.stdout)["concurrency"] == 3       # the user's word wins over the stored one
