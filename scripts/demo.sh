@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Install everything and serve the dashboard over the demo workspace (no API key needed).
-# Docker is set up when possible (as root: docker.io, dockerd, the local base image) so the
-# demo can synthesize and verify tasks; without it every other page still works.
+# Install the Python side, then serve the dashboard at once over the demo workspace (no API key
+# needed). The demo workspace is built behind the server, its progress on the Overview; that
+# background build also sets Docker up when it can (as root: docker.io, dockerd, the local base
+# image) so the demo can synthesize and verify tasks; without it every other page still works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
-scripts/setup-docker.sh || echo "warning: no Docker sandbox (see above); synthesis will say what is missing" >&2
-exec .venv/bin/workbench app --demo --workspace "${WORKBENCH_HOME:-data/workspace}" "$@"
+exec .venv/bin/workbench app --demo --setup-docker --workspace "${WORKBENCH_HOME:-data/workspace}" "$@"

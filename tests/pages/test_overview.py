@@ -1,10 +1,14 @@
-"""Overview page through AppTest: counts, stages, and counts following a save."""
+"""Overview page through AppTest: counts, stages, counts following a save, and the demo build's progress."""
 from __future__ import annotations
+
+import os
+import subprocess
 
 from streamlit.testing.v1 import AppTest
 
 from tests.pages.apptest_helpers import frame
 from workbench.config import REPO_ROOT
+from workbench.demo_status import new_status, write_status
 from workbench.models import CurationChange
 from workbench.store import curation
 from workbench.store import skills as skill_store
@@ -48,3 +52,57 @@ def test_overview_on_empty_workspace(workspace, monkeypatch):
     assert not at.exception
     assert _metrics(at)["Skills"] == 0
     assert any("workbench ingest" in i.value for i in at.info)
+
+
+def test_overview_says_rollouts_are_not_built_yet(workspace, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(workspace.root))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    stages = frame(at, "stage", "state", "command").set_index("stage")
+    assert stages.loc["Rollouts", "state"] == "not built yet"
+    assert "workbench rollout" not in set(stages["command"])
+
+
+def _build_status(ws, *, pid: int, state: str = "building", missing=()):
+    status = new_status(["ingest", "scenarios", "graph", "sample", "tasks"], ws.runs_dir / "demo-build.log")
+    status.pid, status.state, status.missing = pid, state, list(missing)
+    for key in ("ingest", "scenarios"):
+        status.stage(key).state = "done"
+    if state == "building":
+        status.stage("graph").state = "running"
+        status.stage("graph").done, status.stage("graph").total = 1, 4
+    else:
+        for key in ("graph", "sample"):
+            status.stage(key).state = "done"
+        status.stage("tasks").state = "skipped"
+    write_status(ws.root, status)
+
+
+def test_overview_shows_the_demo_build_in_progress(demo_workspace, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(demo_workspace.root))
+    _build_status(demo_workspace, pid=os.getpid())   # a live pid: this test's own
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception
+    bar = at.get("progress")[0].proto
+    assert "being built: 2 of 5 stages done; now: build the scenario graph" in bar.text
+    assert bar.value == int(100 * (2 + 1 / 4) / 5)
+    rows = frame(at, "stage", "state", "progress").set_index("state")
+    assert rows.loc["running", "progress"] == "1 of 4"
+
+
+def test_overview_says_what_the_finished_demo_lacks(demo_workspace, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(demo_workspace.root))
+    _build_status(demo_workspace, pid=os.getpid(), state="done",
+                  missing=["No Docker engine or base image: the demo has no synthesized tasks yet."])
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception and not at.get("progress")
+    assert any("No Docker engine" in w.value for w in at.warning)
+
+
+def test_overview_says_a_killed_build_stopped(demo_workspace, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_HOME", str(demo_workspace.root))
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    _build_status(demo_workspace, pid=dead.pid)
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    assert not at.exception and not at.get("progress")
+    assert any("stopped before it finished" in w.value and "workbench app --demo" in w.value for w in at.warning)
