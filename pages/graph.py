@@ -6,7 +6,7 @@ import streamlit.components.v1 as components
 from analysis import cluster_graph as cg
 from analysis.coverage_views import batch_labels
 from analysis.display import short
-from analysis.scenario_map import cluster_options
+from analysis.scenario_map import cluster_options, picker_note
 from pages.shared import provider_note, scenario_graph_or_stop, workspace
 from pipeline.graph.assemble import assemble, graph_stats
 from workbench.store import graph as store
@@ -68,15 +68,17 @@ labels = dict(zip(by_degree["anchor"], by_degree["degree"].astype(str) + " neigh
                   + by_degree["canonical"].map(lambda t: short(t, 90))))
 e1, e2, e3 = st.columns([4, 2, 1])
 query = e2.text_input("Filter clusters", key="ego_query", placeholder="words in the canonical text")
-options = cluster_options(by_degree.rename(columns={"degree": "size"}), query,
-                             keep=st.session_state.get("ego_pick"))
 if st.session_state.get("ego_pick") not in labels:
     st.session_state.pop("ego_pick", None)
+pickable = by_degree.rename(columns={"degree": "size"})  # the picker's order: most neighbours first
+options = cluster_options(pickable, query, keep=st.session_state.get("ego_pick"))
 if not options:
     e2.warning("No cluster matches.")
-    options = by_degree["anchor"].head(5000).tolist()
-center_anchor = e1.selectbox("Cluster (neighbours · canonical text — type to search)", options,
-                             format_func=labels.get, key="ego_pick")
+    query = ""
+    options = cluster_options(pickable, query, keep=st.session_state.get("ego_pick"))
+center_anchor = e1.selectbox("Cluster (neighbours · canonical text)", options, format_func=labels.get,
+                             key="ego_pick")
+e1.caption(picker_note(pickable, query, what="best-connected"))
 hops = e3.radio("Hops", [1, 2], index=1, key="ego_hops", horizontal=True)
 center = int(nodes.loc[nodes["anchor"] == center_anchor, "node"].iloc[0])
 ego = cg.ego_nodes(edges, center, hops=hops, cap=cg.MAX_EGO_NODES, degrees=nodes["degree"].to_numpy())

@@ -52,9 +52,10 @@ query = p2.text_input("Filter clusters", key="cluster_query", placeholder="words
 options = sm.cluster_options(clusters, query, keep=st.session_state.get("cluster_pick"))
 if not options:
     p1.warning(f"No cluster's text contains “{query}”.")
-    options = sm.cluster_options(clusters, "", keep=st.session_state.get("cluster_pick"))
-pick = p1.selectbox(f"Cluster ({len(options):,} of {len(clusters):,}; size · canonical text — type to search)",
-                    options, format_func=labels.get, key="cluster_pick")
+    query = ""
+    options = sm.cluster_options(clusters, query, keep=st.session_state.get("cluster_pick"))
+pick = p1.selectbox("Cluster (size · canonical text)", options, format_func=labels.get, key="cluster_pick")
+p1.caption(sm.picker_note(clusters, query))
 cid = sm.cluster_ids(clusters, [pick])[0]
 
 # --- the map -----------------------------------------------------------------------------------
@@ -74,6 +75,7 @@ chosen = sm.selected_clusters(event if event is not None else st.session_state.g
 
 def _forget_merge() -> None:
     st.session_state.pop("merge_anchors", None)
+    st.session_state.pop("merge_sure", None)  # a merge opened again is confirmed again
 
 
 @st.dialog("Merge clusters", width="large", on_dismiss=_forget_merge)
@@ -86,14 +88,19 @@ def merge_dialog(anchors: list[str]) -> None:
             st.rerun()
         return
     preview = sm.merge_preview(clusters, ids)
-    st.write(f"These {len(ids)} clusters ({int(preview['size'].sum())} scenarios) become one:")
+    scope = sm.merge_scope(members, ids)
+    st.write(scope.summary())
+    if scope.ask_again:
+        st.warning(scope.warning())
     st.dataframe(preview, hide_index=True, width="stretch", key="merge_preview",
                  column_config={"cluster_id": st.column_config.NumberColumn("cluster", width="small"),
                                 "size": st.column_config.NumberColumn(width="small"),
                                 "canonical": st.column_config.TextColumn("canonical text", width="large")})
     st.caption(f"Recorded as an edit by {author}; the graph is rebuilt.")
+    sure = not scope.ask_again or st.checkbox(f"Yes, merge all {scope.clusters} clusters into one",
+                                              key="merge_sure")
     c1, c2 = st.columns(2)
-    if c1.button(f"Merge {len(ids)} clusters", type="primary", key="merge_confirm"):
+    if c1.button(f"Merge {len(ids)} clusters", type="primary", key="merge_confirm", disabled=not sure):
         _forget_merge()
         focus = clusters.set_index("cluster_id").loc[ids[0], "anchor"]
         _edit(f"Merged {len(ids)} clusters", edits.merge, ids, author, focus=focus)
@@ -107,7 +114,9 @@ s1, s2 = st.columns([1, 3])
 if len(chosen) >= 2:
     if s1.button(f"Merge {len(chosen)} clusters", type="primary", key="merge_open"):
         st.session_state["merge_anchors"] = clusters.set_index("cluster_id").loc[chosen, "anchor"].tolist()
-    s2.caption(f"Selection: {len(sm.selection_points(event))} points in {len(chosen)} clusters.")
+    n_topics = len(sm.merge_scope(members, chosen).topics)
+    s2.caption(f"Selection: {len(sm.selection_points(event))} points in {len(chosen)} dedup clusters "
+               f"from {n_topics} topic(s).")
 elif chosen:
     s2.caption("The selection lies in one cluster; select points of two or more to merge.")
 if st.session_state.get("merge_anchors"):

@@ -8,6 +8,10 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
+from analysis import cluster_graph as cg
+from analysis import scenario_map as sm
+from analysis.display import short
+from pipeline.graph import edits
 from pipeline.graph.assemble import assemble, graph_stats
 from pipeline.graph.build import build_graph
 from tests.pages.apptest_helpers import frame
@@ -53,11 +57,21 @@ def _metric(at, label: str) -> str:
 # --- Scenarios --------------------------------------------------------------------------------------
 
 def _two_clusters(ws) -> tuple[pd.DataFrame, list[int]]:
-    """Two clusters with a projection, and the map points of both."""
+    """The two largest clusters that lie in one HDBSCAN topic (a merge that needs no second
+    confirmation), and the map points of both."""
     members = store.members_table(ws.db)
-    clusters = store.clusters_table(ws.db)
-    ids = clusters["cluster_id"].tolist()[:2]  # the two largest
-    return members[members["cluster_id"].isin(ids)], ids
+    topic_of = members.groupby("cluster_id")["topic"].agg(
+        lambda t: int(t.iloc[0]) if t.nunique() == 1 and t.iloc[0] >= 0 else None).to_dict()
+    first_of_topic: dict[int, int] = {}
+    for cid in store.clusters_table(ws.db)["cluster_id"]:  # largest first
+        t = topic_of.get(cid)
+        if t is None:
+            continue
+        if t in first_of_topic:
+            ids = [first_of_topic[t], int(cid)]
+            return members[members["cluster_id"].isin(ids)], ids
+        first_of_topic[t] = int(cid)
+    raise AssertionError("no two clusters share a topic")
 
 
 def _lasso(points: pd.DataFrame) -> dict:
@@ -204,6 +218,106 @@ def test_split_moves_members_into_a_new_cluster(graph_workspace, monkeypatch):
     assert store.edit_history(ws.db).iloc[0]["kind"] == "split"
 
 
+def test_merge_dialog_says_what_it_joins_and_asks_again_past_the_threshold(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    before = store.clusters_table(ws.db)
+    ids = before["cluster_id"].tolist()[:sm.MERGE_ASK_AGAIN_CLUSTERS + 2]
+    members = store.members_table(ws.db)
+    points = members[members["cluster_id"].isin(ids)]
+    topics = sorted(t for t in points["topic"].unique() if t >= 0)
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.session_state["scenario_map"] = _lasso(points)
+    at.run()
+    assert any(f"in {len(ids)} dedup clusters from {len(topics)} topic(s)" in c.value for c in at.caption)
+    _button(at, "merge_open").click().run()
+    assert not at.exception, at.exception
+    topic_word = "topic" if len(topics) == 1 else "topics"
+    assert any(m.value.startswith(f"This merge joins {len(ids)} dedup clusters ({len(points)} scenarios) from "
+                                  f"{len(topics)} HDBSCAN {topic_word}") for m in at.markdown)
+    assert any(f"more than {sm.MERGE_ASK_AGAIN_CLUSTERS} clusters" in w.value for w in at.warning)
+    assert _button(at, "merge_confirm").disabled  # asked again: nothing merges until confirmed
+    at.checkbox(key="merge_sure").check().run()
+    assert not _button(at, "merge_confirm").disabled
+    _button(at, "merge_confirm").click().run()
+    assert not at.exception, at.exception
+    assert len(store.clusters_table(ws.db)) == len(before) - len(ids) + 1
+    # the history names the merged clusters by their texts and sizes then, not by ids
+    what = frame(at, "when", "kind", "what").iloc[0]["what"]
+    largest = before.iloc[0]
+    assert what.startswith(f"merged {len(ids)} clusters ({len(points)} scenarios): “")
+    assert f"({int(largest['size'])})" in what and short(largest["canonical"], 60) in what
+    assert f"+ {len(ids) - sm.HISTORY_TEXTS} more" in what and "[" not in what
+
+
+def test_a_small_merge_in_one_topic_is_not_asked_twice(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    points, _ = _two_clusters(ws)
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.session_state["scenario_map"] = _lasso(points)
+    at.run()
+    _button(at, "merge_open").click().run()
+    assert any(m.value.startswith("This merge joins 2 dedup clusters") and "from 1 HDBSCAN topic " in m.value
+               for m in at.markdown)
+    assert not [c for c in at.checkbox if c.key == "merge_sure"] and not _button(at, "merge_confirm").disabled
+
+
+def test_split_off_a_merge_keeps_the_merge_and_the_pick_so_a_rename_lands_on_it(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    points, ids = _two_clusters(ws)
+    edits.merge(ws, ids, author="t")
+    n_merged = len(store.clusters_table(ws.db))
+    merged = points["scenario_id"].tolist()
+    cluster = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
+    anchor = store.clusters_table(ws.db).set_index("cluster_id").loc[cluster[merged[0]], "anchor"]
+    at = _open(ws, monkeypatch, "scenarios.py")
+    at.selectbox(key="cluster_pick").set_value(anchor).run()
+    split_box = next(m for m in at.multiselect if m.key.startswith("split_pick_"))
+    moved_id = merged[0]
+    split_box.set_value([moved_id]).run()
+    _button(at, "split").click().run()
+    assert not at.exception, at.exception
+    assert len(store.clusters_table(ws.db)) == n_merged + 1  # the merge stays: one cluster more, not all back
+    cluster = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
+    rest = [s for s in merged if s != moved_id]
+    assert cluster[rest].nunique() == 1 and cluster[moved_id] != cluster[rest[0]]
+    # the page stays on the merged cluster (what is left of it), so the rename goes there
+    clusters = store.clusters_table(ws.db).set_index("cluster_id")
+    assert at.selectbox(key="cluster_pick").value == clusters.loc[cluster[rest[0]], "anchor"]
+    next(t for t in at.text_input if t.label == "Canonical text").input("The merged state")
+    next(b for b in at.button if b.label == "Rename").click().run()
+    assert not at.exception, at.exception
+    cluster = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
+    renamed = store.clusters_table(ws.db).set_index("cluster_id").loc[cluster[rest[0]]]
+    assert renamed["canonical"] == "The merged state" and int(renamed["size"]) == len(rest)
+    what = frame(at, "when", "kind", "what")["what"].tolist()
+    assert what[0].startswith("renamed “") and what[0].endswith(f"({len(rest)}) to “The merged state”")
+    assert what[1].startswith("split “")
+    _button(at, "undo").click().run()
+    assert not at.exception
+    assert "The merged state" not in set(store.clusters_table(ws.db)["canonical"])
+    assert len(store.clusters_table(ws.db)) == n_merged + 1
+
+
+def test_every_cluster_is_reachable_from_the_picker(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    monkeypatch.setattr(sm, "PICKER_LIMIT", 20)
+    clusters = store.clusters_table(ws.db)
+    at = _open(ws, monkeypatch, "scenarios.py")
+    pick = at.selectbox(key="cluster_pick")
+    assert len(pick.options) == 20
+    assert any(f"The list holds the 20 largest clusters of {len(clusters):,}" in c.value and "filter box" in c.value
+               for c in at.caption)
+    last = clusters.iloc[-1]  # the smallest: not among the 20
+    label = sm.cluster_labels(clusters)[last["anchor"]]
+    assert label not in pick.options
+    at.text_input(key="cluster_query").input(last["canonical"]).run()
+    pick = at.selectbox(key="cluster_pick")
+    assert label in pick.options
+    pick.set_value(last["anchor"]).run()
+    assert not at.exception
+    assert any(m.value.startswith(f"**{last['canonical']}**") for m in at.markdown)
+
+
 # --- Graph ------------------------------------------------------------------------------------------
 
 def _iframes(at) -> list[str]:
@@ -224,6 +338,8 @@ def test_graph_page_shows_stats_and_renders_html(graph_workspace, monkeypatch):
     assert "new vis.Network" in meta and '"enabled": false' in meta.replace("False", "false")
     nodes = json.loads(meta.split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
     assert 0 < len(nodes) <= 500 and all("x" in n and "y" in n for n in nodes)
+    assert all(len(n["label"]) <= cg.LABEL_CHARS for n in nodes)  # short labels; the hover has the text
+    assert any(n["label"].strip() for n in nodes)
     assert any(f"Showing {len(nodes):,} of {stats['nodes']:,} clusters" in c.value for c in at.caption)
     # the ego network of the picked cluster (highest degree first) holds at most 150 nodes
     ego = json.loads(pages[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
@@ -231,6 +347,24 @@ def test_graph_page_shows_stats_and_renders_html(graph_workspace, monkeypatch):
     at.radio(key="ego_hops").set_value(1).run()
     ego1 = json.loads(_iframes(at)[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
     assert len(ego1) <= len(ego)
+
+
+def test_graph_page_picker_reaches_every_cluster_and_says_how(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    monkeypatch.setattr(sm, "PICKER_LIMIT", 20)
+    at = _open(ws, monkeypatch, "graph.py")
+    n = graph_stats(assemble(ws.db))["nodes"]
+    assert len(at.selectbox(key="ego_pick").options) == 20
+    assert any(f"The list holds the 20 best-connected clusters of {n:,}" in c.value for c in at.caption)
+    clusters = store.clusters_table(ws.db)
+    last = clusters.iloc[-1]  # (the picker's order is by neighbours; this one is found by its text)
+    at.text_input(key="ego_query").input(last["canonical"]).run()
+    pick = at.selectbox(key="ego_pick")
+    assert any(last["canonical"][:40] in o for o in pick.options)
+    assert any("clusters contain" in c.value for c in at.caption)
+    pick.set_value(last["anchor"]).run()
+    assert not at.exception
+    assert at.selectbox(key="ego_pick").value == last["anchor"]
 
 
 def test_graph_page_steps_through_a_sampled_path(graph_workspace, monkeypatch):
