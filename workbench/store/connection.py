@@ -19,6 +19,8 @@ from pathlib import Path
 
 import duckdb
 
+from workbench.store import revision
+
 
 class WorkspaceBusyError(RuntimeError):
     """The database stayed locked by another program for longer than we wait."""
@@ -102,6 +104,8 @@ class Database:
                 con.begin()
                 yield con
                 con.commit()
+                # still under the exclusive gate: whoever sees the new revision reads the new data
+                revision.bump(self.path)
             except BaseException:
                 with contextlib.suppress(duckdb.Error):
                     con.rollback()

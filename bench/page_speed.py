@@ -1,0 +1,286 @@
+"""Page speed: every dashboard page rendered through AppTest on the demo workspace and on a
+large generated one (20,000 skills by default).
+
+Both workspaces are built once and kept on disk (`--cache-dir`, default
+/tmp/workbench-page-speed): the large one from generated skill records (ingest, filters,
+offline scenarios, a graph built with the hashing embedder, two sample batches, a few
+tasks when Docker and the base image are at hand). Delete the folder, or pass `--rebuild`,
+to build them again.
+
+Each page is timed
+- `cold`: first render in a fresh process that has only Streamlit loaded (imports included):
+  the first visit of a page on a server that has not shown it yet;
+and then in this one process after every page has been imported once (a warm server:
+Python modules loaded, numba compiled):
+- `first`: a new session with Streamlit's caches emptied — the uncached baseline;
+- `warm`: a new session (a new browser tab) on the caches the earlier sessions left —
+  what the target (≤ 2 s) is about;
+- `rerun`: the same session run again (a click on the page).
+Times are the best of `--repeat` runs. Last line:
+`RESULT worst_page_s=… worst_page=… worst_first_s=… worst_cold_s=… speedup_first_vs_warm=… …`.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+PAGES = ("overview", "skills", "scenarios", "graph", "coverage", "synthesis", "tasks", "llm_costs", "settings")
+TARGET_S = 2.0
+
+# Words for generated skills: categories, their binaries, and syllables for made-up nouns so
+# that no two skills share enough word 3-grams to be near-duplicates.
+_CATEGORY_TOOLS = {
+    "file-operations": ["find", "rsync", "cp", "mv", "ln"], "text-processing": ["sed", "awk", "grep", "tr"],
+    "data-processing": ["jq", "csvkit", "python3", "yq"], "databases": ["sqlite3", "psql", "duckdb"],
+    "git": ["git"], "archives-compression": ["tar", "gzip", "zip", "xz"],
+    "system-administration": ["systemctl", "journalctl", "useradd"], "networking-http": ["curl", "wget", "dig"],
+    "security-permissions": ["chmod", "chown", "gpg", "openssl"], "scientific-computing": ["python3", "bc"],
+    "software-build-debug": ["make", "gcc", "gdb", "pytest"], "log-analysis": ["awk", "grep", "zcat"],
+    "scheduling-automation": ["crontab", "flock", "inotifywait"], "dependency-management": ["pip", "npm"],
+}
+_SYLLABLES = ["ka", "lo", "mi", "ne", "tor", "vex", "qua", "dri", "sel", "pon", "zu", "har", "bel", "cri",
+              "fen", "gal", "jor", "kip", "mur", "nix", "ost", "pra", "rin", "sto", "tum", "vel", "wan", "yor"]
+_VERBS = ["collect", "convert", "check", "merge", "split", "index", "rotate", "clean", "audit", "extract",
+          "summarise", "repair", "archive", "compare", "validate", "publish"]
+_EXTS = ["txt", "csv", "json", "log", "db", "tar.gz", "md", "ini"]
+
+
+def _word(rng: random.Random) -> str:
+    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
+
+
+def skill_record(i: int, rng: random.Random) -> dict:
+    cats = list(_CATEGORY_TOOLS)
+    cat = cats[i % len(cats)]
+    tool = rng.choice(_CATEGORY_TOOLS[cat])
+    w = [_word(rng) for _ in range(8)]
+    verb, verb2 = rng.sample(_VERBS, 2)
+    src = f"/data/{w[0]}/{w[1]}.{rng.choice(_EXTS)}"
+    dst = f"/srv/{w[2]}/{w[3]}-{i}.{rng.choice(_EXTS)}"
+    steps = [f"Inspect `{src}` and note the {w[4]} fields with `ls -la {Path(src).parent}`.",
+             f"Run `{tool}` to {verb} the {w[5]} entries of `{src}` (option set {i % 11}).",
+             f"{verb2.capitalize()} the {w[6]} results and write them to `{dst}`.",
+             f"Check that `{dst}` holds {i % 17 + 1} {w[7]} records with `wc -l {dst}`."]
+    return {
+        "name": f"{tool}-{verb}-{w[0]}-{i}",
+        "description": f"{verb.capitalize()} the {w[0]} {w[1]} data with {tool} and {verb2} the {w[2]} "
+                       f"output for {w[3]} reports. Use when the {w[4]} {w[5]} need a {verb} pass.",
+        "license": "MIT", "metadata": {"category": cat},
+        "content": f"# {verb.capitalize()} {w[0]} {w[1]}\n\n## Inputs\n- `{src}`\n\n## Outputs\n- `{dst}`\n\n"
+                   "## Steps\n" + "".join(f"{k}. {s}\n" for k, s in enumerate(steps[:rng.randint(2, 4)], 1)),
+    }
+
+
+def write_export(path: Path, n: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    with path.open("w") as fh:
+        for i in range(n):
+            fh.write(json.dumps(skill_record(i, rng)) + "\n")
+
+
+def _say(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def _tasks(ws, n_paths: int) -> bool:
+    """A small verified batch when Docker and the base image are here; False when it could not run."""
+    from pipeline.synth.batch import run_synth
+    from workbench.sandbox.base_image import base_image_name
+    from workbench.sandbox.engine import Engine, SandboxError
+    try:
+        engine = Engine()
+        ready = engine.image_exists(base_image_name())
+    except SandboxError:
+        ready = False
+    if not ready:
+        _say("  no Docker engine or base image: no tasks in this workspace")
+        return False
+    try:
+        report = run_synth(ws, n_paths=n_paths, seed=1, concurrency=2, engine=engine)
+    except Exception as exc:  # the pages are still worth timing without tasks; retried next run
+        _say(f"  synthesis failed ({exc.__class__.__name__}: {exc}); the workspace has no tasks this time")
+        return False
+    _say(f"  tasks: {report.accepted} of {report.sampled} accepted")
+    return True
+
+
+def build_large(root: Path, n_skills: int, n_tasks: int) -> None:
+    from pipeline.graph.build import BuildOptions, build_graph
+    from pipeline.graph.sample_run import sample
+    from pipeline.ingest.run import ingest
+    from pipeline.scenarios.run import infer_offline
+    from workbench.workspace import Workspace
+    ws = Workspace.open(root)
+    export = root / "generated-skills.jsonl"
+    steps = [("generate", lambda: write_export(export, n_skills)),
+             ("ingest + filters", lambda: ingest(ws, [export])),
+             ("offline scenarios", lambda: infer_offline(ws)),
+             ("graph (hashing embedder)", lambda: build_graph(ws, BuildOptions(embedder="hashing"))),
+             ("sample", lambda: [sample(ws, s, 200, seed=1) for s in ("inverse-frequency", "random-walk")]),
+             ("tasks", lambda: _tasks(ws, n_tasks))]
+    for name, fn in steps:  # each step once: a build cut short resumes at the step it stopped in
+        marker = root / f".page-speed-{name.split()[0]}"
+        if marker.exists():
+            continue
+        t0 = time.perf_counter()
+        if fn() is not False:
+            marker.write_text(f"{time.perf_counter() - t0:.1f} s")
+        _say(f"  {name}: {time.perf_counter() - t0:.1f} s")
+
+
+def build_demo(root: Path) -> None:
+    from workbench.cli import ensure_demo
+    ensure_demo(str(root))
+
+
+def ensure_workspace(root: Path, build, rebuild: bool) -> Path:
+    """Build (or finish building) a workspace; the builders skip what is already there."""
+    if rebuild and root.exists():
+        import shutil
+        shutil.rmtree(root)
+    root.mkdir(parents=True, exist_ok=True)
+    _say(f"workspace {root}")
+    build(root)
+    return root
+
+
+def _clear_caches() -> None:
+    import streamlit as st
+    st.cache_data.clear()
+    st.cache_resource.clear()
+
+
+_COMPONENTS = None
+
+
+def _app_test(script: Path):
+    """An AppTest that shares one component registry: a server scans the installed packages for
+    components once at start, while each new AppTest would scan again (~0.9 s here)."""
+    global _COMPONENTS
+    from streamlit.testing.v1 import AppTest
+    at = AppTest.from_file(str(script), default_timeout=300)
+    if _COMPONENTS is None:
+        from streamlit.components.v2.component_manager import BidiComponentManager
+        _COMPONENTS = BidiComponentManager()
+        _COMPONENTS.discover_and_register_components(start_file_watching=False)
+    at._bidi_component_manager = _COMPONENTS
+    return at
+
+
+def _render(page: str, at=None):
+    at = at or _app_test(REPO / "pages" / f"{page}.py")
+    t0 = time.perf_counter()
+    with contextlib.redirect_stderr(io.StringIO()):
+        at.run()
+    dt = time.perf_counter() - t0
+    if at.exception:
+        raise RuntimeError(f"page {page} raised: {at.exception[0].message}")
+    return at, dt
+
+
+def cold_first_render(page: str, root: Path) -> float:
+    """The first render of a page in a fresh process that has only Streamlit loaded: what the
+    first visitor of a page pays on a server that has not run it yet (imports included)."""
+    import subprocess
+    code = ("import sys, time; sys.path.insert(0, %r); sys.argv = ['x']; import page_speed as ps; "
+            "import streamlit.testing.v1; ps._app_test(ps.REPO / 'pages' / 'settings.py'); "
+            "print(ps._render(%r)[1])") % (str(Path(__file__).parent), page)
+    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, WORKBENCH_HOME=str(root)),
+                         capture_output=True, text=True, check=True)
+    return float(out.stdout.strip().splitlines()[-1])
+
+
+def time_pages(root: Path, repeat: int, profile_dir: Path | None) -> dict[str, dict[str, float]]:
+    os.environ["WORKBENCH_HOME"] = str(root)
+    cold = {page: cold_first_render(page, root) for page in PAGES}
+    for page in PAGES:  # warm the process: imports, numba compilation, the workspace opened
+        _render(page)
+    out: dict[str, dict[str, float]] = {}
+    for page in PAGES:
+        first, warm, rerun = [], [], []
+        for _ in range(repeat):
+            _clear_caches()
+            at, dt = _render(page)
+            first.append(dt)
+            warm.append(_render(page)[1])
+            rerun.append(_render(page, at)[1])
+        out[page] = {"cold": cold[page], "first": min(first), "warm": min(warm), "rerun": min(rerun)}
+        if profile_dir is not None:
+            _profile(page, root, profile_dir)
+    return out
+
+
+_PROFILED = """import cProfile, pstats, runpy
+prof = cProfile.Profile()
+prof.enable()
+try:
+    runpy.run_path({page!r}, run_name="__main__")
+finally:
+    prof.disable()
+    with open({out!r}, "w") as fh:
+        pstats.Stats(prof, stream=fh).sort_stats("cumulative").print_stats(60)
+"""
+
+
+def _profile(page: str, root: Path, profile_dir: Path) -> None:
+    """cProfile of an uncached first render inside the script thread (top 60 by cumulative time)."""
+    profile_dir.mkdir(parents=True, exist_ok=True)
+    script = profile_dir / f"_profiled_{page}.py"
+    script.write_text(_PROFILED.format(page=str(REPO / "pages" / f"{page}.py"),
+                                       out=str(profile_dir / f"{root.name}-{page}.txt")))
+    _clear_caches()
+    at = _app_test(script)
+    with contextlib.redirect_stderr(io.StringIO()):
+        at.run()
+    script.unlink()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cache-dir", type=Path, default=Path("/tmp/workbench-page-speed"))
+    ap.add_argument("--skills", type=int, default=20_000)
+    ap.add_argument("--tasks", type=int, default=6, help="paths of the synthesis batch in the large workspace")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument("--only", choices=["demo", "large"], help="time one workspace only")
+    ap.add_argument("--profile", type=Path, help="write a cProfile of each page's first render here")
+    args = ap.parse_args()
+    workspaces = {}
+    if args.only in (None, "demo"):
+        workspaces["demo"] = ensure_workspace(args.cache_dir / "demo", build_demo, args.rebuild)
+    if args.only in (None, "large"):
+        workspaces[f"{args.skills // 1000}k"] = ensure_workspace(
+            args.cache_dir / f"large-{args.skills}", lambda r: build_large(r, args.skills, args.tasks), args.rebuild)
+    results = {name: time_pages(root, args.repeat, args.profile) for name, root in workspaces.items()}
+    print(f"{'workspace':<10} {'page':<11} {'cold s':>7} {'first s':>8} {'warm s':>8} {'rerun s':>8} "
+          f"{'first/warm':>10}")
+    for name, pages in results.items():
+        for page, t in pages.items():
+            flag = "" if t["warm"] <= TARGET_S else "  over target"
+            print(f"{name:<10} {page:<11} {t['cold']:7.2f} {t['first']:8.2f} {t['warm']:8.2f} {t['rerun']:8.2f} "
+                  f"{t['first'] / t['warm']:10.1f}{flag}")
+    rows = [(t["warm"], f"{name}/{page}", t) for name, pages in results.items() for page, t in pages.items()]
+    worst_s, worst, _ = max(rows, key=lambda r: r[0])
+    worst_first_s, worst_first, _ = max(((t["first"], k, t) for _, k, t in rows), key=lambda r: r[0])
+    worst_cold_s, worst_cold, _ = max(((t["cold"], k, t) for _, k, t in rows), key=lambda r: r[0])
+    total_first = sum(t["first"] for *_, t in rows)
+    total_warm = sum(t["warm"] for *_, t in rows)
+    load = os.getloadavg()[0]
+    print(f"RESULT worst_page_s={worst_s:.2f} worst_page={worst} worst_first_s={worst_first_s:.2f} "
+          f"worst_first_page={worst_first} worst_cold_s={worst_cold_s:.2f} worst_cold_page={worst_cold} "
+          f"speedup_first_vs_warm={total_first / total_warm:.1f} "
+          f"pages_over_target={sum(1 for r in rows if r[0] > TARGET_S)} target_s={TARGET_S} load1={load:.1f}")
+
+
+if __name__ == "__main__":
+    main()

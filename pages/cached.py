@@ -1,0 +1,63 @@
+"""Store reads for the pages, kept in Streamlit's data cache until the store changes.
+
+Each query here is a `workbench.store` function `fn(db, *args)` called as `fn(ws, *args)`.
+Its results are cached under the workspace's data revision (`workbench.store.revision`):
+any committed write, by the dashboard or by a CLI process, gives a new revision, so an
+edit shows up on the next render, while an unchanged store is read from memory (a few
+`stat` calls instead of a DuckDB connection and a query per table).
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from workbench.store import curation, revision
+from workbench.store import graph as graph_store
+from workbench.store import llm_calls
+from workbench.store import scenarios as scenario_store
+from workbench.store import skills as skill_store
+from workbench.store import status as status_store
+from workbench.store import tasks as task_store
+from workbench.store.connection import Database
+from workbench.workspace import Workspace
+
+TTL_S = 3600  # a bound on memory held for a workspace nobody looks at; correctness is the revision's job
+
+
+def store_query(fn: Callable[..., Any], max_entries: int = 8) -> Callable[..., Any]:
+    """`fn(db, *args)` as `query(ws, *args)`, cached per (workspace, revision, args)."""
+    def run(db_path: str, rev: str, *args, **kwargs):
+        return fn(Database(Path(db_path)), *args, **kwargs)
+    # Streamlit keys a cache on the function's module, qualname and source; the source of
+    # `run` is the same for every query, so the qualname carries the query's own name.
+    run.__qualname__ = f"store_query[{fn.__module__}.{fn.__qualname__}]"
+    cached = st.cache_data(ttl=TTL_S, max_entries=max_entries, show_spinner=False)(run)
+
+    @functools.wraps(fn)
+    def query(ws: Workspace, *args, **kwargs):
+        return cached(str(ws.db_path), revision.current(ws.db_path), *args, **kwargs)
+    return query
+
+
+workspace_status = store_query(status_store.workspace_status)
+skills_table = store_query(skill_store.skills_table)
+skill_detail = store_query(skill_store.skill_detail, max_entries=64)
+ingest_history = store_query(skill_store.ingest_history)
+ingest_problems = store_query(skill_store.ingest_problems)
+scenarios_for = store_query(scenario_store.scenarios_for, max_entries=64)
+failure_for = store_query(scenario_store.failure_for, max_entries=64)
+recent_batches = store_query(curation.recent_batches)
+last_build = store_query(graph_store.last_build)
+clusters_table = store_query(graph_store.clusters_table)
+members_table = store_query(graph_store.members_table, max_entries=4)
+edit_history = store_query(graph_store.edit_history)
+sample_batches = store_query(graph_store.sample_batches)
+tasks_frame = store_query(task_store.tasks_frame)
+task_runs = store_query(task_store.runs)
+checks_for = store_query(task_store.checks_for, max_entries=64)
+funnel_counts = store_query(task_store.funnel_counts, max_entries=32)
+calls_frame = store_query(llm_calls.calls_frame, max_entries=4)
