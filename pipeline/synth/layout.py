@@ -4,15 +4,21 @@ from __future__ import annotations
 
 import re
 
+from workbench.sandbox.toolchain import ROOT as TOOLCHAIN_ROOT
+
 from .recipes.base import Check
 
+# Under the workbench the verifier's read-only toolchain is mounted and /logs/verifier exists
+# (emptied): only bash builtins and the toolchain run, nothing the solution could replace.
+# Under Harbor (no toolchain) the image's own python3 and mkdir do the work.
 TEST_SH = """#!/bin/bash
-mkdir -p /logs/verifier
+if [ -x {root}/bin/python3 ]; then PY=({root}/bin/python3 -I); else PY=(python3); fi
+[ -d /logs/verifier ] || mkdir -p /logs/verifier
 cd /app
-python3 -m pytest -q -p no:cacheprovider --junitxml=/logs/verifier/junit.xml -rA /tests/test_outputs.py
+"${{PY[@]}}" -m pytest -q -p no:cacheprovider --junitxml=/logs/verifier/junit.xml -rA /tests/test_outputs.py
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 exit 0
-"""
+""".format(root=TOOLCHAIN_ROOT)
 
 
 def render_dockerfile(base_image: str, run_lines: list[str] = ()) -> str:

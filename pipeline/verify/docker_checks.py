@@ -1,19 +1,23 @@
 """The checks that need Docker: build, no-op (tests FAIL untouched), oracle (solution, then
-tests PASS). One throwaway container per check; the tests are copied in only after the
-solution has finished, as Harbor does.
+tests PASS, leaving nothing behind that tests could read). One throwaway container per
+check; the tests are copied in only after the solution has finished and everything it left
+running is stopped, and they run on the verifier's own read-only toolchain.
 """
 from __future__ import annotations
 
-import json
+import time
 from concurrent.futures import ThreadPoolExecutor
 
-from pipeline.verify.junit import parse_junit
+from pipeline.verify import verifier_phase as phase
+from pipeline.verify.reward import contradiction, failing, read_reward, read_tests
 from workbench.models import CheckResult
 from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.engine import BuildResult, Engine, Limits
 from workbench.sandbox.task_toml import TaskToml
+from workbench.sandbox import toolchain
+from workbench.sandbox.toolchain import ToolchainError
 
-VERIFIER_DIR = "/logs/verifier"
+VERIFIER_DIR = phase.VERIFIER_DIR
 FORK_HINT = "process limit reached: something forks without end"
 
 
@@ -30,87 +34,118 @@ def check_build(engine: Engine, bundle: TaskBundle, cfg: TaskToml, timeout_scale
                        details={"image": res.image, "cached": res.cached}), res
 
 
-def _reward(files: dict[str, bytes]) -> tuple[float | None, dict]:
-    by_name = {k.rsplit("/", 1)[-1]: v for k, v in files.items()}
-    if "reward.json" in by_name:
-        try:
-            data = json.loads(by_name["reward.json"])
-            values = [float(v) for v in data.values()] if isinstance(data, dict) else [float(data)]
-            return (min(values) if values else None), {"reward_json": data}
-        except (ValueError, TypeError, AttributeError):
-            return None, {"reward_json_error": by_name["reward.json"][:200].decode("utf-8", "replace")}
-    if "reward.txt" in by_name:
-        try:
-            return float(by_name["reward.txt"].decode().strip()), {}
-        except ValueError:
-            return None, {"reward_txt_error": by_name["reward.txt"][:200].decode("utf-8", "replace")}
-    return None, {}
+def _sandbox(engine: Engine, image: str, limits: Limits, purpose: str):
+    """A check container with the verifier's read-only toolchain mounted."""
+    return engine.container(image, limits, purpose=purpose, mounts=[toolchain.ensure(engine).mount()])
 
 
 def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> tuple[dict, str, str | None]:
-    """Copy tests in, run test.sh, read the reward and per-test outcomes."""
+    """The sealed test phase (see verifier_phase): nothing of the solution left running, empty
+    verifier folders, tests copied in, test.sh on the toolchain; then reward and outcomes."""
+    timeout = cfg.verifier_timeout_sec * timeout_scale
+    try:
+        phase.stop_strays(box)
+        phase.prepare(box)
+    except phase.PhaseError as exc:
+        return {"tests": [], "reward": None, "exit_code": None}, "", f"the test phase could not start clean: {exc}"
     box.put(bundle.under("tests"), "/tests")
-    res = box.run(f"mkdir -p {VERIFIER_DIR} && bash /tests/test.sh", cfg.verifier_timeout_sec * timeout_scale)
-    files = box.read_files(VERIFIER_DIR) if not (res.timed_out or res.output_capped) else {}
-    reward, extra = _reward(files)
-    junit = next((v for k, v in files.items() if k.endswith("junit.xml")), None)
-    details = {"reward": reward, "exit_code": res.exit_code, "tests": parse_junit(junit), **extra}
-    problem = None
-    if res.timed_out or res.output_capped:
-        problem = res.reason("tests/test.sh", cfg.verifier_timeout_sec * timeout_scale, box.limits.output_bytes)
+    res = phase.run_test_sh(box, timeout)
+    log = f"$ bash /tests/test.sh   (the verifier's own bash, python3 and pytest)\n{res.output}"
+    stray = None
+    if not res.stopped_by_limit:
+        try:
+            phase.stop_strays(box)   # before reading: nothing a test started may still write there
+        except phase.PhaseError as exc:
+            stray = f"after the tests, {exc}"
+    files = box.read_files(VERIFIER_DIR) if not (res.stopped_by_limit or stray) else {}
+    reward, extra = read_reward(files)
+    details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
+    problem = stray
+    if res.stopped_by_limit or res.oom_killed:
+        problem = res.reason("tests/test.sh", timeout, box.limits.output_bytes)
+    elif problem:
+        pass
     elif reward is None:
         last = (res.output.strip().splitlines() or ["(no output)"])[-1][:200]
         forks = "Resource temporarily unavailable" in res.output or box.pids_exhausted(samples=5)
         hint = f" ({FORK_HINT})" if forks else ""
         problem = (f"tests/test.sh wrote no readable reward to /logs/verifier/reward.txt or reward.json{hint}; "
                    f"exit code {res.exit_code}, last output: {last!r}")
-    return details, f"$ bash /tests/test.sh\n{res.output}", problem
+    else:
+        problem = contradiction(reward, details["tests"], extra)
+    return details, log, problem
 
 
 def check_noop(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float = 1.0) -> CheckResult:
-    import time
     t0 = time.monotonic()
-    with engine.container(image, limits_for(cfg), purpose="noop") as box:
-        details, log, problem = _run_tests(box, bundle, cfg, timeout_scale)
-    failed = [t["name"] for t in details["tests"] if t["outcome"] != "passed"]
+    try:
+        with _sandbox(engine, image, limits_for(cfg), "noop") as box:
+            details, log, problem = _run_tests(box, bundle, cfg, timeout_scale)
+    except ToolchainError as exc:
+        return CheckResult(name="noop", passed=False, reason=f"the verifier's toolchain is missing: {exc}")
+    failed = failing(details["tests"])
     if problem:
         passed, reason = False, problem
     elif details["reward"] and details["reward"] > 0:
         passed, reason = False, f"the tests pass on the untouched environment (reward {details['reward']}): they check nothing the task changes"
+    elif not failed:
+        passed, reason = False, (f"reward {details['reward']} but none of the {len(details['tests'])} tests fails "
+                                 "on the untouched environment")
     else:
         passed, reason = True, f"tests fail untouched as they should ({len(failed)} of {len(details['tests'])} failing)"
     return CheckResult(name="noop", passed=passed, reason=reason, seconds=time.monotonic() - t0, log=log, details=details)
 
 
 def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float = 1.0) -> CheckResult:
-    import time
     t0 = time.monotonic()
     limits = limits_for(cfg)
-    with engine.container(image, limits, purpose="oracle") as box:
+    try:
+        sandbox = _sandbox(engine, image, limits, "oracle")
+    except ToolchainError as exc:
+        return CheckResult(name="oracle", passed=False, reason=f"the verifier's toolchain is missing: {exc}")
+    with sandbox as box:
         box.put(bundle.under("solution"), "/solution")
         solve = box.run("bash /solution/solve.sh", cfg.agent_timeout_sec * timeout_scale)
         log = f"$ bash /solution/solve.sh\n{solve.output}"
         # A solution that leaves the pid table full would only show up as tests that cannot
         # start (exec fails with an OCI error), so it is named here, where the fault is.
-        forking = not (solve.timed_out or solve.output_capped) and box.pids_exhausted()
-        if solve.timed_out or solve.output_capped or forking:
+        forking = not solve.stopped_by_limit and box.pids_exhausted()
+        if solve.stopped_by_limit or solve.oom_killed or forking:
             reason = (f"solution/solve.sh left {box.process_count()} processes running at the limit of "
                       f"{limits.pids}: {FORK_HINT}") if forking else \
                 solve.reason("solution/solve.sh", cfg.agent_timeout_sec * timeout_scale, limits.output_bytes)
             return CheckResult(name="oracle", passed=False, reason=reason, seconds=time.monotonic() - t0, log=log,
                                details={"solve_exit_code": solve.exit_code, "timed_out": solve.timed_out,
                                         "output_capped": solve.output_capped, "tests": []})
+        trace_problem, written = None, []
+        try:
+            phase.stop_strays(box)
+            before = phase.snapshot(box)
+        except phase.PhaseError as exc:
+            before, trace_problem = None, f"the test phase could not start clean: {exc}"
         details, test_log, problem = _run_tests(box, bundle, cfg, timeout_scale)
+        if before is not None and not problem:
+            try:
+                written = phase.traces(before, phase.snapshot(box))
+            except phase.PhaseError as exc:
+                trace_problem = f"the files the tests left could not be read: {exc}"
     details["solve_exit_code"] = solve.exit_code
+    details["test_writes"] = written[:50]
     log += "\n" + test_log
-    failed = [t["name"] for t in details["tests"] if t["outcome"] != "passed"]
-    if problem:
-        passed, reason = False, problem
+    failed = failing(details["tests"])
+    if problem or trace_problem:
+        passed, reason = False, problem or trace_problem
     elif solve.exit_code != 0:
         passed, reason = False, f"solution/solve.sh exited with code {solve.exit_code}"
-    elif details["reward"] is None or details["reward"] < 1.0:
+    elif details["reward"] is None or details["reward"] < 1.0 or failed:
         passed, reason = False, (f"after the solution the tests still fail (reward {details['reward']}; "
                                  f"failing: {', '.join(failed[:5]) or 'see log'})")
+    elif written:
+        # Tests that run the solution's code themselves and leave its outputs behind can check
+        # their own work: "run it yourself" passes though the solution never ran anything.
+        passed, reason = False, (f"the tests leave files behind that other tests could read: {', '.join(written[:5])}"
+                                 f"{' …' if len(written) > 5 else ''} (tests that run the solution's code must work "
+                                 "on a scratch copy)")
     else:
         passed, reason = True, f"solution passes all {len(details['tests'])} tests"
     return CheckResult(name="oracle", passed=passed, reason=reason, seconds=time.monotonic() - t0, log=log, details=details)

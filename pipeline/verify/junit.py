@@ -1,4 +1,4 @@
-"""Per-test outcomes from the JUnit XML pytest writes inside the container."""
+"""Per-test outcomes from the JUnit XML pytest writes inside the container (or CTRF JSON)."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
@@ -26,3 +26,18 @@ def parse_junit(data: bytes | None) -> list[dict]:
                 break
         tests.append({"name": name, "outcome": outcome, "message": message})
     return tests
+
+
+def parse_ctrf(data: bytes | None) -> list[dict]:
+    """The same shape from a CTRF report (`results.tests[{name, status, message}]`), which
+    hand-written Harbor tasks often write instead of JUnit XML."""
+    import json
+    if not data or len(data) > MAX_XML_BYTES:
+        return []
+    try:
+        tests = json.loads(data)["results"]["tests"]
+    except (ValueError, KeyError, TypeError):
+        return []
+    status = {"passed": "passed", "failed": "failed", "skipped": "skipped", "pending": "skipped"}
+    return [{"name": str(t.get("name", "?")), "outcome": status.get(t.get("status"), "error"),
+             "message": str(t.get("message") or "")[:500]} for t in tests if isinstance(t, dict)]

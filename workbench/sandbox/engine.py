@@ -163,7 +163,8 @@ class Engine:
 
     # ------------------------------------------------------------ containers
     @contextmanager
-    def container(self, image: str, limits: Limits = Limits(), purpose: str = "check") -> Iterator["Box"]:
+    def container(self, image: str, limits: Limits = Limits(), purpose: str = "check",
+                  mounts: list | None = None) -> Iterator["Box"]:
         """A started container idling on `sleep infinity`; removed on the way out, whatever happens.
         Docker's init runs as PID 1 so the orphans a solution leaves behind are reaped instead of
         holding pids as zombies (`sleep` would never reap them)."""
@@ -176,7 +177,7 @@ class Engine:
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, privileged=False,
             security_opt=["no-new-privileges"], ulimits=[Ulimit(name="fsize", soft=fsize, hard=fsize)],
             log_config=LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
-            labels={LABEL: "1", OWNER_LABEL: _OWNER, "workbench.purpose": purpose})
+            labels={LABEL: "1", OWNER_LABEL: _OWNER, "workbench.purpose": purpose}, mounts=mounts or [])
         with self._lock:
             self._live[c.id] = c
         try:

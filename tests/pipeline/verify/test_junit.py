@@ -1,4 +1,4 @@
-from pipeline.verify.junit import parse_junit
+from pipeline.verify.junit import parse_ctrf, parse_junit
 
 XML = b"""<?xml version="1.0"?><testsuites><testsuite name="pytest">
 <testcase classname="t" name="test_a"/>
@@ -17,3 +17,11 @@ def test_outcomes_and_messages():
 
 def test_garbage_gives_nothing():
     assert parse_junit(b"<not xml") == [] and parse_junit(None) == [] and parse_junit(b"x" * (3 << 20)) == []
+
+
+def test_ctrf_reports_give_the_same_shape():
+    data = (b'{"results": {"tests": [{"name": "a", "status": "passed"}, {"name": "b", "status": "failed", '
+            b'"message": "boom"}, {"name": "c", "status": "pending"}, {"name": "d", "status": "other"}]}}')
+    got = parse_ctrf(data)
+    assert [(t["name"], t["outcome"]) for t in got] == [("a", "passed"), ("b", "failed"), ("c", "skipped"), ("d", "error")]
+    assert got[1]["message"] == "boom" and parse_ctrf(b"{}") == [] and parse_ctrf(b"nope") == []

@@ -1,0 +1,188 @@
+"""The test phase of a check, out of the solution's reach.
+
+Once solve.sh (later an agent) is done, nothing it left may run on or write into the
+verifier's output. In this order, each step from the daemon side or on the read-only
+toolchain (workbench/sandbox/toolchain.py), never on the container's own binaries:
+1. stop every process but PID 1, then confirm the pid count from the daemon;
+2. empty /tests and /logs/verifier and neutralise /etc/ld.so.preload (as Harbor empties the
+   verifier folder: a planted reward.json or junit.xml must not be read);
+3. copy the tests in and run tests/test.sh on the toolchain's bash with a clean environment;
+4. stop every process again (a test may have started the solution's code), then read the
+   reward and the per-test outcomes.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from workbench.sandbox import toolchain
+
+VERIFIER_DIR = "/logs/verifier"
+STRAY_WAIT_S = 3.0
+
+# Kills everything in the container's pid namespace except PID 1 and itself. With Docker's
+# init as PID 1 the container lives as long as init's first child does, so that child (the
+# oldest process besides PID 1) is kept too. Rounds repeat until nothing is left, so
+# processes forked meanwhile are caught.
+STOP_STRAYS = r"""
+import os, signal, time
+def procs():
+    out = {}
+    for p in os.listdir('/proc'):
+        if p.isdigit() and int(p) not in (1, os.getpid()):
+            try:
+                with open(f'/proc/{p}/stat') as fh:
+                    rest = fh.read().rsplit(')', 1)[1].split()
+                out[int(p)] = (rest[0], int(rest[1]), int(rest[19]))   # state, ppid, start time
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
+keep = set()
+try:
+    init = open('/proc/1/comm').read().strip()
+except OSError:
+    init = ''
+if init in ('docker-init', 'tini'):
+    kids = [(st, p) for p, (s, pp, st) in procs().items() if pp == 1]
+    if kids:
+        keep.add(min(kids)[1])
+left = []
+for _ in range(200):
+    live = [p for p, (s, pp, st) in procs().items() if s != 'Z' and p not in keep]
+    if not live:
+        break
+    for p in live:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    time.sleep(0.01)
+    left = live
+else:
+    print('LEFT', len(left))
+print('KEPT', len(keep))
+"""
+
+# Empties what the tests read and write; every path is removed whatever the solution made of
+# it (a file, a folder, a link to elsewhere), since nothing of the solution runs any more.
+PREPARE = r"""
+import os, shutil, stat
+def wipe(path):
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISDIR(st.st_mode):
+        shutil.rmtree(path)
+    else:
+        os.unlink(path)
+for p in ('/tests', '/logs/verifier', '/etc/ld.so.preload'):
+    wipe(p)
+if os.path.islink('/logs') or (os.path.exists('/logs') and not os.path.isdir('/logs')):
+    wipe('/logs')
+os.makedirs('/logs/verifier', mode=0o777)
+os.chmod('/logs/verifier', 0o777)
+if os.path.isdir('/etc') and not os.path.islink('/etc'):
+    open('/etc/ld.so.preload', 'w').close()
+print('READY')
+"""
+
+# (size, mtime_ns) of each given path that is a regular file; None for anything else.
+SIGNATURES = r"""
+import json, os, stat, sys
+out = {}
+for p in json.loads(sys.argv[1]):
+    try:
+        st = os.lstat(p)
+        out[p] = [st.st_size, st.st_mtime_ns] if stat.S_ISREG(st.st_mode) else None
+    except OSError:
+        out[p] = 'gone'
+print(json.dumps(out))
+"""
+
+# Runs argv[2:] with exactly the environment given as JSON in argv[1].
+LAUNCH = "import json, os, sys; os.execve(sys.argv[2], sys.argv[2:], json.loads(sys.argv[1]))"
+
+# Where tests may write without it being a trace other tests could read: scratch, caches,
+# the verifier's own folders.
+SCRATCH_PREFIXES = ("/tmp/", "/var/tmp/", "/logs/", "/tests/", "/root/.cache/", "/dev/", "/proc/", "/run/",
+                    toolchain.ROOT + "/", "/etc/ld.so.preload")
+
+
+class PhaseError(RuntimeError):
+    """A step of the test phase could not be done; the message says which and why."""
+
+
+def _tool(box, code: str, *args: str, timeout_s: float = 30.0):
+    res = box.run(toolchain.python_argv(code, *args), timeout_s, workdir="/", environment=toolchain.LOADER_ENV)
+    if res.exit_code != 0:
+        raise PhaseError(f"exit code {res.exit_code}: {res.output.strip()[-300:]}")
+    return res.output
+
+
+def stop_strays(box) -> None:
+    """Kill every process the solution (or a test) left, and confirm it from the daemon."""
+    out = _tool(box, STOP_STRAYS)
+    if "LEFT" in out:
+        raise PhaseError(f"processes could not be stopped ({out.strip()})")
+    kept = 1 + int(out.strip().rsplit("KEPT", 1)[-1] or 0)
+    deadline = time.monotonic() + STRAY_WAIT_S
+    while True:   # the daemon's count includes zombies until PID 1 has reaped them
+        count = box.process_count()
+        if count is None or count <= kept or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    if count is not None and count > kept:
+        raise PhaseError(f"{count - kept} processes still alive after they were all killed")
+
+
+def prepare(box) -> None:
+    _tool(box, PREPARE)
+
+
+def signatures(box, paths: list[str]) -> dict:
+    if not paths:
+        return {}
+    return json.loads(_tool(box, SIGNATURES, json.dumps(paths)).strip().splitlines()[-1])
+
+
+def changed_paths(box) -> list[str]:
+    """Paths the container's writable layer holds (added, changed or deleted since the image),
+    as the daemon reports them; no process inside can hide from it."""
+    try:
+        return sorted(d["Path"] for d in (box.container.diff() or []))
+    except Exception:
+        return []
+
+
+@dataclass
+class Snapshot:
+    paths: set[str]
+    sigs: dict
+
+
+def snapshot(box) -> Snapshot:
+    paths = [p for p in changed_paths(box) if not p.startswith(SCRATCH_PREFIXES) and "__pycache__" not in p]
+    return Snapshot(set(paths), signatures(box, paths))
+
+
+def traces(before: Snapshot, after: Snapshot) -> list[str]:
+    """Files the tests created, changed or removed outside scratch folders."""
+    out = []
+    for p in sorted(after.paths):
+        sig = after.sigs.get(p)
+        if p not in before.paths:
+            if sig is not None:     # a new file, or a removed one; a touched folder alone is no trace
+                out.append(p)
+        elif sig != before.sigs.get(p) and sig is not None:
+            out.append(p)
+    return out
+
+
+def run_test_sh(box, timeout_s: float):
+    """Copy nothing, just run /tests/test.sh on the toolchain's bash with a clean environment."""
+    image_env = box.engine.client.api.inspect_container(box.container.id)["Config"].get("Env") or []
+    env = toolchain.clean_env(image_env)
+    argv = toolchain.python_argv(LAUNCH, json.dumps(env), toolchain.BASH, "/tests/test.sh")
+    return box.run(argv, timeout_s, environment=toolchain.LOADER_ENV)
