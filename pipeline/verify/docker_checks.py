@@ -52,16 +52,16 @@ def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> 
     res = phase.run_test_sh(box, timeout)
     log = f"$ bash /tests/test.sh   (the verifier's own bash, python3 and pytest)\n{res.output}"
     stray = None
-    if not res.stopped_by_limit:
+    if not (res.timed_out or res.output_capped):
         try:
             phase.stop_strays(box)   # before reading: nothing a test started may still write there
         except phase.PhaseError as exc:
             stray = f"after the tests, {exc}"
-    files = box.read_files(VERIFIER_DIR) if not (res.stopped_by_limit or stray) else {}
+    files = box.read_files(VERIFIER_DIR) if not (res.timed_out or res.output_capped or stray) else {}
     reward, extra = read_reward(files)
     details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
     problem = stray
-    if res.stopped_by_limit or res.oom_killed:
+    if res.timed_out or res.output_capped:
         problem = res.reason("tests/test.sh", timeout, box.limits.output_bytes)
     elif problem:
         pass
@@ -109,8 +109,8 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
         log = f"$ bash /solution/solve.sh\n{solve.output}"
         # A solution that leaves the pid table full would only show up as tests that cannot
         # start (exec fails with an OCI error), so it is named here, where the fault is.
-        forking = not solve.stopped_by_limit and box.pids_exhausted()
-        if solve.stopped_by_limit or solve.oom_killed or forking:
+        forking = not (solve.timed_out or solve.output_capped) and box.pids_exhausted()
+        if solve.timed_out or solve.output_capped or forking:
             reason = (f"solution/solve.sh left {box.process_count()} processes running at the limit of "
                       f"{limits.pids}: {FORK_HINT}") if forking else \
                 solve.reason("solution/solve.sh", cfg.agent_timeout_sec * timeout_scale, limits.output_bytes)
