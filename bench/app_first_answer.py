@@ -1,0 +1,99 @@
+"""Time from `workbench app --demo` to the dashboard's first answer on an empty workspace
+(issue 10 item 12: ≤ 30 s after the install), next to the old way measured in the same run:
+the demo workspace built in the foreground (`workbench demo`), then the server started.
+
+Both start on fresh workspaces; "answers" means `/_stcore/health` returns 200 and the
+page's HTML is served. The new build's own duration (until its status file says it ended)
+is printed too. Without `--docker`, DOCKER_HOST points at no engine, so neither side
+synthesizes tasks (the build's longest part, minutes, when Docker is there).
+Last line: ``RESULT first_answer_s=… baseline_first_answer_s=… speedup=… build_s=…``.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from workbench.demo_status import read_status  # noqa: E402
+
+CLI = [sys.executable, "-m", "workbench.cli"]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        for path in ("/_stcore/health", "/"):
+            if urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).status != 200:
+                return False
+        return True
+    except OSError:
+        return False
+
+
+def _serve_until_answer(args: list[str], env: dict, log: Path, t0: float, limit_s: float = 1800):
+    port = _free_port()
+    proc = subprocess.Popen([*CLI, *args, "--port", str(port)], env=env, stdout=open(log, "w"),
+                            stderr=subprocess.STDOUT, start_new_session=True)
+    while not _answers(port):
+        if proc.poll() is not None or time.monotonic() - t0 > limit_s:
+            raise SystemExit(f"no answer ({log}):\n{log.read_text()[-2000:]}")
+        time.sleep(0.1)
+    return proc, time.monotonic() - t0
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    os.kill(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--docker", action="store_true", help="let both sides synthesize the demo's tasks in Docker")
+    opts = ap.parse_args()
+    env = dict(os.environ)
+    if not opts.docker:
+        env["DOCKER_HOST"] = "unix:///nonexistent/docker.sock"
+    tmp = Path(tempfile.mkdtemp(prefix="app-first-answer-"))
+    try:
+        new_ws = tmp / "new"
+        t0 = time.monotonic()
+        proc, first = _serve_until_answer(["--workspace", str(new_ws), "app", "--demo"], env, tmp / "new.log", t0)
+        print(f"app --demo: first answer after {first:.1f} s", flush=True)
+        while (s := read_status(new_ws)) is None or s.running:
+            time.sleep(0.5)
+        build_s = time.monotonic() - t0
+        print(f"  its background build ended ({s.state}) after {build_s:.1f} s", flush=True)
+        _stop(proc)
+
+        old_ws = tmp / "old"
+        t0 = time.monotonic()
+        subprocess.run([*CLI, "--workspace", str(old_ws), "demo"], env=env, check=True, capture_output=True)
+        proc, baseline = _serve_until_answer(["--workspace", str(old_ws), "app"], env, tmp / "old.log", t0)
+        print(f"baseline (demo in the foreground, then app): first answer after {baseline:.1f} s", flush=True)
+        _stop(proc)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"RESULT first_answer_s={first:.1f} baseline_first_answer_s={baseline:.1f} "
+          f"speedup={baseline / first:.1f} build_s={build_s:.1f}")
+
+
+if __name__ == "__main__":
+    main()
