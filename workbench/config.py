@@ -23,3 +23,18 @@ def resolve_workspace_dir(explicit: str | os.PathLike | None = None) -> Path:
 def default_author() -> str:
     """Who a curation event is attributed to when the user gives no name."""
     return os.environ.get("WORKBENCH_AUTHOR") or os.environ.get("USER") or "anonymous"
+
+
+SANDBOX_NETWORK_KEY = ("sandbox", "allow_network")
+
+
+def workspace_allows_network(workspace_root: str | os.PathLike) -> bool:
+    """The workspace's own opt-in to network access for tasks that ask for it: config.json
+    `{"sandbox": {"allow_network": true}}`. A bundle's task.toml alone never opens the network;
+    anything but a literal true/false is an error that names the key."""
+    from workbench.llm.settings import CONFIG_FILE, read_config
+    section, key = SANDBOX_NETWORK_KEY
+    value = (read_config(Path(workspace_root)).get(section) or {}).get(key, False)
+    if not isinstance(value, bool):
+        raise ValueError(f"{Path(workspace_root) / CONFIG_FILE}: {section}.{key} must be true or false, not {value!r}")
+    return value

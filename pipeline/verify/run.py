@@ -11,6 +11,7 @@ from pipeline.verify.docker_checks import check_build, check_noop_and_oracle
 from pipeline.verify.rubric import check_rubric
 from workbench.models import CheckResult
 from workbench.sandbox.bundle import BundleError, TaskBundle
+from workbench.sandbox.ceilings import Grant, grant
 from workbench.sandbox.engine import Engine
 from workbench.sandbox.task_toml import parse as parse_task_toml
 
@@ -18,12 +19,14 @@ ORDER = ("build", "noop", "oracle", "rubric", "decontam")
 
 
 def verify_bundle(bundle: TaskBundle, *, engine: Engine | None = None, timeout_scale: float = 1.0,
-                  benchmark: BenchmarkIndex | None = None) -> list[CheckResult]:
+                  benchmark: BenchmarkIndex | None = None, allow_network: bool = False) -> list[CheckResult]:
+    """`allow_network`: the user's opt-in; without it a task that asks for the network runs without."""
     try:
         bundle.validate()
-        cfg = parse_task_toml(bundle.text("task.toml"))
+        granted = grant(parse_task_toml(bundle.text("task.toml")), allow_network=allow_network)
     except (BundleError, ValueError) as exc:
         return [CheckResult(name="build", passed=False, reason=f"bundle rejected before building: {exc}")]
+    cfg = granted.task
     engine = engine or Engine()
     checks: list[CheckResult] = []
     build, res = check_build(engine, bundle, cfg, timeout_scale)
@@ -32,6 +35,20 @@ def verify_bundle(bundle: TaskBundle, *, engine: Engine | None = None, timeout_s
         checks.extend(check_noop_and_oracle(engine, res.image, bundle, cfg, timeout_scale))
     checks.append(check_rubric(bundle))
     checks.append(check_decontam(bundle, benchmark))
+    return _say_limits(checks, granted)
+
+
+def _say_limits(checks: list[CheckResult], granted: Grant) -> list[CheckResult]:
+    """Put what task.toml asked for beyond the limits on the build check, and next to any
+    sandboxed check that failed (a refused network may be why)."""
+    if not granted.notes:
+        return checks
+    for c in checks:
+        if c.name == "build":
+            c.details["limits_capped"] = list(granted.notes)
+            c.reason += f"; task.toml asked for more than the sandbox allows: {granted.summary}"
+        elif c.name in ("noop", "oracle") and not c.passed:
+            c.reason += f" (limits: {granted.summary})"
     return checks
 
 

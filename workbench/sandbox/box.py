@@ -40,6 +40,11 @@ def tar_files(files: dict[str, bytes], executables: set[str] | None = None, pref
     return buf.getvalue()
 
 
+# Where a container's own cgroup reports its OOM kills (v1, then v2), read from inside.
+OOM_COUNT_CMD = ("sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory/memory.oom_control 2>/dev/null "
+                 "|| sed -n 's/^oom_kill //p' /sys/fs/cgroup/memory.events")
+
+
 @dataclass
 class ExecResult:
     exit_code: int | None
@@ -47,18 +52,34 @@ class ExecResult:
     seconds: float
     timed_out: bool = False
     output_capped: bool = False
+    disk_full: bool = False          # the writable layer grew past the cap: the container was stopped
+    oom_killed: bool = False         # a process of this command was killed by the kernel's OOM killer
+    container_gone: str = ""         # why the command could not run at all
+    memory_mb: int = 0
+    disk_mb: int = 0
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out and not self.output_capped
+        return self.exit_code == 0 and not self.stopped_by_limit and not self.oom_killed
+
+    @property
+    def stopped_by_limit(self) -> bool:
+        """Cut off by the sandbox (the container was killed or is gone): nothing after it can run."""
+        return self.timed_out or self.output_capped or self.disk_full or bool(self.container_gone)
 
     def reason(self, what: str, timeout_s: float, cap: int) -> str:
         if self.timed_out:
             return f"{what} ran past its {timeout_s:.0f} s limit and was killed"
         if self.output_capped:
             return f"{what} printed more than {cap // 1024} KiB of output and was stopped"
+        if self.disk_full:
+            return f"{what} wrote more than {self.disk_mb} MB to the container's disk and was stopped"
+        if self.oom_killed:
+            return f"{what} ran out of its {self.memory_mb} MB memory limit (killed by the kernel, exit {self.exit_code})"
+        if self.container_gone:
+            return f"{what} could not run: {self.container_gone}"
         if self.exit_code == 137:
-            return f"{what} was killed (exit 137: out of memory or a limit)"
+            return f"{what} was killed (exit 137: SIGKILL)"
         return f"{what} exited with code {self.exit_code}"
 
 
@@ -69,6 +90,9 @@ class Box:
     container: object
     limits: Limits
     history: list[str] = field(default_factory=list)
+    disk_poll_s: list[float] = field(default_factory=list)   # what each disk poll cost (a daemon directory walk)
+    _oom_kills_seen: int = 0
+    _stopped: str = ""
 
     def put(self, files: dict[str, bytes], dest: str) -> None:
         self.container.put_archive("/", tar_files(files, prefix=dest.strip("/")))
@@ -77,14 +101,23 @@ class Box:
             environment: dict[str, str] | None = None) -> ExecResult:
         """`cmd`: a line for the container's bash, or an argv run as it is (the verifier's
         own executables, called by absolute path, never through the container's PATH)."""
+        import docker.errors
         api = self.engine.client.api
         t0 = time.monotonic()
         argv = list(cmd) if isinstance(cmd, list) else ["bash", "-c", cmd]
-        exec_id = api.exec_create(self.container.id, argv, workdir=workdir, environment=environment)["Id"]
-        stream = api.exec_start(exec_id, stream=True)
+        sized = {"memory_mb": self.limits.memory_mb, "disk_mb": self.limits.disk_mb}
+        try:
+            if self._stopped:
+                raise docker.errors.NotFound(self._stopped)
+            exec_id = api.exec_create(self.container.id, argv, workdir=workdir, environment=environment)["Id"]
+            stream = api.exec_start(exec_id, stream=True)
+        except docker.errors.APIError as exc:   # stopped at a limit before, or its PID 1 ended
+            self.history.append(cmd if isinstance(cmd, str) else " ".join(cmd))
+            gone = self._stopped or f"the container is no longer running ({exc.explanation or exc})"
+            return ExecResult(None, "", time.monotonic() - t0, container_gone=gone, **sized)
         chunks: list[bytes] = []
         size = [0]
-        capped, finished = threading.Event(), threading.Event()
+        capped, finished, disk_full = threading.Event(), threading.Event(), threading.Event()
 
         def read() -> None:
             # Keep draining after the cap: a daemon with an undrained exec stream takes ~10 s
@@ -108,20 +141,69 @@ class Box:
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
+        watcher = threading.Thread(target=self._watch_disk, args=(finished, disk_full), daemon=True)
+        watcher.start()
         finished.wait(timeout_s)
         timed_out = not finished.is_set()
-        if timed_out or capped.is_set():
+        stopped = timed_out or capped.is_set() or disk_full.is_set()
+        if stopped:
             self._kill()
+            self._stopped = ("the container was stopped at its "
+                             + ("time" if timed_out else "output" if capped.is_set() else "disk") + " limit before")
             reader.join(15)
+        finished.set()
+        watcher.join(15)
         code = None
-        if not timed_out and not capped.is_set():
+        if not stopped:
             try:
                 code = api.exec_inspect(exec_id).get("ExitCode")
             except Exception:
                 code = None
+        oom = code not in (None, 0) and self._new_oom_kill()   # a killed child may surface as any code
         output = b"".join(chunks).decode("utf-8", errors="replace")
         self.history.append(cmd if isinstance(cmd, str) else " ".join(cmd))
-        return ExecResult(code, output, time.monotonic() - t0, timed_out, capped.is_set())
+        return ExecResult(code, output, time.monotonic() - t0, timed_out, capped.is_set(), disk_full.is_set(),
+                          oom, **sized)
+
+    def disk_used(self) -> int | None:
+        """Bytes in the container's writable layer (the daemon's SizeRw), None if unknown."""
+        t0 = time.monotonic()
+        try:
+            rows = self.engine.client.api.containers(all=True, size=True, filters={"id": self.container.id})
+            return int(rows[0].get("SizeRw") or 0) if rows else None
+        except Exception:
+            return None
+        finally:
+            self.disk_poll_s.append(time.monotonic() - t0)
+
+    def _watch_disk(self, finished: threading.Event, disk_full: threading.Event) -> None:
+        """Poll the writable layer until the command ends; past the cap, stop it. A poll walks
+        the layer's files in the daemon (~1 ms when small, ~140 ms at 20k files), so the pause
+        between polls grows with its cost: polling takes at most a fifth of the time."""
+        cap = self.limits.disk_mb * 1024 * 1024
+        while not finished.is_set():
+            used = self.disk_used()
+            if used is not None and used > cap:
+                disk_full.set()
+                finished.set()
+                return
+            finished.wait(max(0.25, 4 * self.disk_poll_s[-1]))
+
+    def _new_oom_kill(self) -> bool:
+        """Whether the kernel OOM-killed something since the last look: the cgroup's own count,
+        read from inside; the daemon's OOMKilled flag where exec cannot start."""
+        api = self.engine.client.api
+        try:
+            exec_id = api.exec_create(self.container.id, ["sh", "-c", OOM_COUNT_CMD])["Id"]
+            count = int(api.exec_start(exec_id).decode(errors="replace").split()[0])
+        except Exception:
+            try:
+                return bool(api.inspect_container(self.container.id)["State"].get("OOMKilled"))
+            except Exception:
+                return False
+        new = count > self._oom_kills_seen
+        self._oom_kills_seen = count
+        return new
 
     def process_count(self) -> int | None:
         """Processes alive in the container now (the cgroup's pid count), None if unknown.

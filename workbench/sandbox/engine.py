@@ -1,25 +1,33 @@
 """Docker engine access: images built by content hash and limited, throwaway containers.
 
-Every container gets no network (unless asked), memory / CPU / pid / file-size limits, a
-wall-clock limit per command, an output cap, and is removed afterwards — on errors, on
-Ctrl-C and on SIGTERM too (`kill_all` stops live ones; `sweep_stale` removes what a killed
-process left behind, found by the labels every container carries).
+Every container gets no network (unless granted), memory / CPU / pid / file-size / disk
+limits, a wall-clock limit per command, an output cap, and is removed afterwards — on
+errors, on Ctrl-C and on SIGTERM too (`kill_all` stops live ones). A container also ends
+by itself: its PID 1 (`KEEPER`) exits when its owner's attached stdin closes (the owner
+died, even by SIGKILL) or when its longest allowed lifetime has passed, and the daemon
+then removes it (auto-remove). `sweep_stale`, run whenever an Engine is opened, removes
+what is left anyway (a keeper a hostile image defeated), found by the labels every
+container carries.
 """
 from __future__ import annotations
 
 import io
+import math
 import os
 import socket
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterator
 
 from workbench.sandbox.box import Box, tar_files
 
 LABEL = "workbench.sandbox"
 OWNER_LABEL = "workbench.owner"
+EXPIRES_LABEL = "workbench.expires"        # unix time after which any sweep may remove it
+SESSION_LABEL = "workbench.session"        # the test run (or other caller) that made it, inherited by children
+SESSION_ENV = "WORKBENCH_SANDBOX_SESSION"
 ENV_REPOSITORY = "workbench/env"
 DEFAULT_OUTPUT_CAP = 1024 * 1024
 _OWNER = f"{socket.gethostname()}:{os.getpid()}"
@@ -27,6 +35,18 @@ _OWNER = f"{socket.gethostname()}:{os.getpid()}"
 
 class SandboxError(RuntimeError):
     """The engine is missing or refused something; the message says what to do."""
+
+
+# PID 1 of every container: reaps orphans (bash waits for any child), ignores signals sent
+# from inside, and exits on EOF of the stdin its owner holds open or after the lifetime.
+# As PID 1 it also survives a `kill -9 -1` that clears a solution's leftovers.
+KEEPER = ('trap "" TERM INT HUP QUIT USR1 USR2; end=$((SECONDS + {lifetime})); '
+          'while [ "$SECONDS" -lt "$end" ]; do read -r -t 1 _; [ $? -gt 128 ] || exit 0; done')
+
+
+def _default_lifetime() -> float:
+    from workbench.sandbox.ceilings import CEILINGS
+    return CEILINGS.longest_lifetime_s
 
 
 @dataclass(frozen=True)
@@ -37,6 +57,9 @@ class Limits:
     file_size_mb: int = 256
     output_bytes: int = DEFAULT_OUTPUT_CAP
     network: bool = False
+    disk_mb: int = 2048          # the container's writable layer (its whole disk), watched while commands run
+    shm_mb: int = 64             # /dev/shm is tmpfs: charged to memory, and capped on its own
+    lifetime_s: float = field(default_factory=_default_lifetime)
 
 
 @dataclass
@@ -49,11 +72,11 @@ class BuildResult:
     reason: str = ""
 
 
-def connect():
+def connect(timeout_s: float = 120):
     """A Docker client, or SandboxError saying how to get an engine."""
     import docker
     try:
-        client = docker.from_env(timeout=120)
+        client = docker.from_env(timeout=timeout_s)
         client.ping()
         return client
     except Exception as exc:  # docker raises several kinds here
@@ -64,13 +87,18 @@ def connect():
 
 
 class Engine:
-    """One Docker client shared by threads, plus the registry of live containers."""
+    """One Docker client shared by threads, plus the registry of live containers.
 
-    def __init__(self, client=None):
+    Opening one for work sweeps what dead owners left (the one place every command that
+    starts containers passes through); `sweep=False` only looks."""
+
+    def __init__(self, client=None, *, sweep: bool = True):
         self.client = client or connect()
         self._live: dict[str, object] = {}
+        self._keepalive: dict[str, object] = {}     # container id -> the attached stdin its PID 1 waits on
         self._lock = threading.Lock()
         self._build_locks: dict[str, threading.Lock] = {}
+        self.swept = self.sweep_stale() if sweep else 0
 
     # ------------------------------------------------------------ images
     def image_exists(self, tag: str) -> bool:
@@ -165,22 +193,32 @@ class Engine:
     @contextmanager
     def container(self, image: str, limits: Limits = Limits(), purpose: str = "check",
                   mounts: list | None = None) -> Iterator["Box"]:
-        """A started container idling on `sleep infinity`; removed on the way out, whatever happens.
-        Docker's init runs as PID 1 so the orphans a solution leaves behind are reaped instead of
-        holding pids as zombies (`sleep` would never reap them)."""
+        """A started container idling on `KEEPER`; removed on the way out, whatever happens, and
+        by the daemon once its PID 1 ends (its owner gone or its lifetime over). `mounts`:
+        docker.types.Mount objects (the verifier's read-only toolchain)."""
         from docker.types import LogConfig, Ulimit
         fsize = limits.file_size_mb * 1024 * 1024
+        lifetime = max(1, math.ceil(limits.lifetime_s))
+        labels = {LABEL: "1", OWNER_LABEL: _OWNER, "workbench.purpose": purpose,
+                  EXPIRES_LABEL: str(int(time.time()) + lifetime), SESSION_LABEL: os.environ.get(SESSION_ENV, "")}
+        # detach=False with stdin_open makes the daemon set StdinOnce: stdin closes when the one
+        # attached client (this process) goes, and KEEPER reads EOF.
         c = self.client.containers.create(
-            image, command=["sleep", "infinity"], working_dir="/app", detach=True, init=True,
+            # The entrypoint is ours too, so an image's ENTRYPOINT cannot wrap or replace PID 1.
+            image, entrypoint=["bash", "-c", KEEPER.format(lifetime=lifetime)],
+            working_dir="/app", detach=False, stdin_open=True, auto_remove=True,
             network_mode="bridge" if limits.network else "none",
-            mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
+            mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m", shm_size=f"{limits.shm_mb}m",
             nano_cpus=int(limits.cpus * 1e9), pids_limit=limits.pids, privileged=False,
             security_opt=["no-new-privileges"], ulimits=[Ulimit(name="fsize", soft=fsize, hard=fsize)],
             log_config=LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
-            labels={LABEL: "1", OWNER_LABEL: _OWNER, "workbench.purpose": purpose}, mounts=mounts or [])
+            labels=labels, mounts=mounts or [])
         with self._lock:
             self._live[c.id] = c
         try:
+            sock = c.attach_socket(params={"stdin": 1, "stream": 1})
+            with self._lock:
+                self._keepalive[c.id] = sock
             c.start()
             yield Box(self, c, limits)
         finally:
@@ -195,9 +233,12 @@ class Engine:
         except docker.errors.APIError as exc:
             if "already in progress" not in str(exc):
                 raise
+            _wait_removed(c)   # the daemon's auto-remove got there first: gone when we return
         finally:
             with self._lock:
                 self._live.pop(c.id, None)
+                sock = self._keepalive.pop(c.id, None)
+            _close(sock)
 
     def kill_all(self) -> int:
         """Remove every container this process has running (cancel / SIGTERM)."""
@@ -216,28 +257,70 @@ class Engine:
         return self.client.api.containers(all=True, filters={"label": LABEL})
 
     def orphaned_containers(self) -> list[dict]:
-        """Sandbox containers of this process or of a process on this host that is gone."""
-        host, out = socket.gethostname(), []
+        """Sandbox containers of this process, of a process on this host that is gone, or past
+        their lifetime. Containers without an owner label (a build's step containers carry
+        the image's label) are someone's work in progress, never orphans."""
+        host, now, out = socket.gethostname(), time.time(), []
         for c in self.sandbox_containers():
-            h, _, pid = (c.get("Labels") or {}).get(OWNER_LABEL, "").partition(":")
+            labels = c.get("Labels") or {}
+            if OWNER_LABEL not in labels:
+                continue
+            h, _, pid = labels[OWNER_LABEL].partition(":")
             mine = pid == str(os.getpid()) and h == host
-            if mine or not (h == host and pid.isdigit() and pid_alive(int(pid))):
+            dead = h == host and not (pid.isdigit() and pid_alive(int(pid)))
+            if mine or dead or _expired(labels, now):
                 out.append(c)
         return out
 
+    def session_containers(self, session: str) -> list[dict]:
+        """Sandbox containers made under `session` (see SESSION_ENV), whoever made them."""
+        return [c for c in self.sandbox_containers() if (c.get("Labels") or {}).get(SESSION_LABEL) == session]
+
     def sweep_stale(self) -> int:
-        """Remove sandbox containers whose owning process on this host is gone."""
+        """Remove sandbox containers whose owner on this host is gone or whose lifetime is over."""
         import docker.errors
         removed = 0
         for c in self.orphaned_containers():
-            if (c.get("Labels") or {}).get(OWNER_LABEL) == _OWNER:
+            labels = c.get("Labels") or {}
+            if labels.get(OWNER_LABEL) == _OWNER and not _expired(labels, time.time()):
                 continue   # our own live work
             try:
                 self.client.api.remove_container(c["Id"], force=True)
                 removed += 1
             except docker.errors.NotFound:
                 pass
+            except docker.errors.APIError as exc:
+                if "already in progress" not in str(exc):
+                    raise
         return removed
+
+
+def _expired(labels: dict, now: float) -> bool:
+    try:
+        return float(labels[EXPIRES_LABEL]) < now
+    except (KeyError, ValueError):
+        return False
+
+
+def _wait_removed(c, timeout_s: float = 30.0) -> None:
+    import docker.errors
+    try:
+        c.wait(condition="removed", timeout=timeout_s)
+    except docker.errors.NotFound:
+        pass
+    except Exception:   # a slow daemon: the next sweep removes it
+        pass
+
+
+def _close(sock) -> None:
+    """Close an attach socket for real (SocketIO.close leaves the underlying socket open)."""
+    if sock is None:
+        return
+    try:
+        getattr(sock, "_sock", sock).close()
+        sock.close()
+    except OSError:
+        pass
 
 
 def pid_alive(pid: int | None) -> bool:

@@ -6,11 +6,12 @@ keep unknown sections when reading (they stay in `extra`).
 from __future__ import annotations
 
 import json
+import math
 import re
 import tomllib
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
 
 SCHEMA_VERSION = "1.4"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
@@ -39,6 +40,35 @@ class TaskToml(BaseModel):
     memory_mb: int = 1024
     storage_mb: int = 2048
     allow_internet: bool = False                # our verifier enforces it; Harbor's docker backend cannot
+    # Set only by `ceilings.grant` once the user opted in: a bundle's word alone never opens the network.
+    _network_granted: bool = PrivateAttr(default=False)
+
+    @property
+    def network_granted(self) -> bool:
+        return self.allow_internet and self._network_granted
+
+    @field_validator("verifier_timeout_sec", "agent_timeout_sec", "build_timeout_sec", "cpus", mode="before")
+    @classmethod
+    def _positive_finite(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError(f"must be a number, not {v!r}")
+        if not math.isfinite(v) or v <= 0:
+            raise ValueError(f"must be a finite number above 0, not {v!r}")
+        return v
+
+    @field_validator("memory_mb", "storage_mb", mode="before")
+    @classmethod
+    def _positive_mb(cls, v: Any) -> Any:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0 or v != int(v):
+            raise ValueError(f"must be a whole number of MB above 0, not {v!r}")
+        return int(v)
+
+    @field_validator("allow_internet", mode="before")
+    @classmethod
+    def _strict_bool(cls, v: Any) -> Any:
+        if not isinstance(v, bool):   # "false" (a string) must not read as true
+            raise ValueError(f"must be true or false, not {v!r}")
+        return v
 
     @field_validator("name")
     @classmethod
@@ -80,8 +110,24 @@ def render(t: TaskToml) -> str:
     return "\n\n".join(parts) + "\n"
 
 
+# Where each field lives in task.toml, for error messages.
+TOML_KEYS = {"name": "[task] name", "verifier_timeout_sec": "[verifier] timeout_sec",
+             "agent_timeout_sec": "[agent] timeout_sec", "build_timeout_sec": "[environment] build_timeout_sec",
+             "cpus": "[environment] cpus", "memory_mb": "[environment] memory_mb",
+             "storage_mb": "[environment] storage_mb", "allow_internet": "[environment] allow_internet"}
+
+
+def _explain(exc: ValidationError) -> str:
+    parts = []
+    for e in exc.errors():
+        loc = ".".join(str(x) for x in e["loc"])
+        msg = e["msg"].removeprefix("Value error, ")
+        parts.append(f"{TOML_KEYS.get(loc, loc)} {msg}")
+    return "; ".join(parts)
+
+
 def parse(text: str, where: str = "task.toml") -> TaskToml:
-    """Read a task.toml; raises ValueError naming the file and the problem."""
+    """Read a task.toml; raises ValueError naming the file, the key and the problem."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -97,8 +143,10 @@ def parse(text: str, where: str = "task.toml") -> TaskToml:
             verifier_timeout_sec=(data.get("verifier") or {}).get("timeout_sec", 120.0),
             agent_timeout_sec=(data.get("agent") or {}).get("timeout_sec", 300.0),
             build_timeout_sec=env.get("build_timeout_sec", 300.0),
-            cpus=env.get("cpus") or 1.0, memory_mb=env.get("memory_mb") or 1024,
-            storage_mb=env.get("storage_mb") or 2048,
-            allow_internet=bool(env.get("allow_internet", False)))
+            cpus=env.get("cpus", 1.0), memory_mb=env.get("memory_mb", 1024),
+            storage_mb=env.get("storage_mb", 2048),
+            allow_internet=env.get("allow_internet", False))
+    except ValidationError as exc:
+        raise ValueError(f"{where}: {_explain(exc)}") from None
     except (ValueError, TypeError) as exc:
         raise ValueError(f"{where}: {exc}") from exc

@@ -1,11 +1,16 @@
 """The sandbox on a real Docker engine: limits hold, output is capped, containers go away."""
+import os
+import socket
+import subprocess
 import threading
 import time
 
+import docker.errors
 import pytest
 
 from workbench.sandbox.base_image import base_image_name
-from workbench.sandbox.engine import LABEL, Engine, Limits
+from workbench.sandbox.engine import (EXPIRES_LABEL, LABEL, OWNER_LABEL, SESSION_ENV, SESSION_LABEL, Engine,
+                                      Limits)
 
 pytestmark = pytest.mark.docker
 
@@ -28,7 +33,7 @@ def test_no_network_limits_and_cleanup(engine):
         assert net.ok and "eth0" not in net.output           # only loopback: no network
         mem = box.run("cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max", 20)
         assert str(256 * 1024 * 1024) in mem.output
-        assert box.process_count() == 2 and not box.pids_exhausted()  # init and sleep
+        assert box.process_count() == 1 and not box.pids_exhausted()  # the keeper (PID 1) alone
         pids = box.run("for i in $(seq 200); do sleep 5 & done 2>&1; wait", 30)
         assert "Resource temporarily unavailable" in pids.output or "retry" in pids.output
         box.run("for i in $(seq 58); do sleep 30 >/dev/null 2>&1 & done 2>/dev/null; true", 30)
@@ -98,8 +103,33 @@ def test_build_once_per_content_and_failed_build_leaves_no_dangling_image(engine
     assert _live(engine) == [] and exited_after <= exited_before   # the failed step's container is gone
 
 
-def test_sweep_removes_containers_of_dead_owners(engine):
-    c = engine.client.containers.create(base_image_name(), ["sleep", "5"],
-                                        labels={LABEL: "1", "workbench.owner": "somehost:999999"})
-    assert engine.sweep_stale() >= 1
-    assert c.id not in {x.id for x in _live(engine)}
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_opening_an_engine_sweeps_dead_owners_and_expired_but_not_others_work(engine):
+    host, now = socket.gethostname(), int(time.time())
+
+    def planted(labels):
+        c = engine.client.containers.create(base_image_name(), ["sleep", "infinity"],
+                                            labels={LABEL: "1", SESSION_LABEL: os.environ.get(SESSION_ENV, ""), **labels})
+        c.start()
+        return c
+    dead = planted({OWNER_LABEL: f"{host}:{_dead_pid()}"})
+    expired = planted({OWNER_LABEL: "elsewhere:1", EXPIRES_LABEL: str(now - 1)})
+    elsewhere = planted({OWNER_LABEL: "elsewhere:1", EXPIRES_LABEL: str(now + 600)})   # another host's live work
+    building = planted({})   # a build step's container: it carries the image's label, no owner
+    try:
+        opened = Engine()    # every command opens one for work
+        ids = {c["Id"] for c in opened.sandbox_containers()}
+        assert dead.id not in ids and expired.id not in ids and opened.swept >= 2
+        assert elsewhere.id in ids and building.id in ids
+        assert {c["Id"] for c in Engine(sweep=False).orphaned_containers()} & {elsewhere.id, building.id} == set()
+    finally:
+        for c in (dead, expired, elsewhere, building):
+            try:
+                c.remove(force=True)
+            except docker.errors.NotFound:
+                pass

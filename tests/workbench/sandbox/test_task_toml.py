@@ -33,3 +33,22 @@ def test_network_is_written_only_when_asked():
     assert "allow_internet" not in render(offline)
     assert tomllib.loads(render(online))["environment"]["allow_internet"] is True
     assert parse(render(online)).allow_internet and not parse(render(offline)).allow_internet
+
+
+@pytest.mark.parametrize("section, key, value, says", [
+    ("agent", "timeout_sec", "nan", "[agent] timeout_sec must be a finite number above 0, not nan"),
+    ("agent", "timeout_sec", "inf", "[agent] timeout_sec must be a finite number above 0, not inf"),
+    ("verifier", "timeout_sec", "-5.0", "[verifier] timeout_sec must be a finite number above 0, not -5.0"),
+    ("environment", "build_timeout_sec", "0", "[environment] build_timeout_sec must be a finite number above 0"),
+    ("environment", "cpus", "-inf", "[environment] cpus must be a finite number above 0, not -inf"),
+    ("environment", "cpus", "0", "[environment] cpus must be a finite number above 0, not 0"),
+    ("environment", "memory_mb", "-1", "[environment] memory_mb must be a whole number of MB above 0, not -1"),
+    ("environment", "storage_mb", "nan", "[environment] storage_mb must be a whole number of MB above 0"),
+    ("environment", "storage_mb", '"lots"', "[environment] storage_mb must be a whole number of MB above 0"),
+    ("environment", "allow_internet", '"false"', "[environment] allow_internet must be true or false, not 'false'"),
+])
+def test_bad_limits_are_refused_with_the_key_and_value(section, key, value, says):
+    text = f'[task]\nname = "workbench/a"\n\n[{section}]\n{key} = {value}\n'
+    with pytest.raises(ValueError) as exc:
+        parse(text, where="bundle-x/task.toml")
+    assert str(exc.value).startswith("bundle-x/task.toml: ") and says in str(exc.value)
