@@ -3,6 +3,10 @@
 Inverse-frequency batches read and update the global visit counts kept in the store
 (keyed by cluster anchor and skill id, so they outlive rebuilds); the baselines leave them
 alone so that comparing samplers does not disturb the counts.
+
+No path appears twice in a batch (two of 40 did, giving near-identical tasks): a repeat,
+or an empty path, is drawn again under a derived seed, a bounded number of times, and the
+report says when the graph could not give as many distinct paths as were asked.
 """
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import sys
 import uuid
 from dataclasses import dataclass
 
+from pipeline.synth.limits import DEFAULT_CONCURRENCY
 from workbench.config import REPO_ROOT
 from workbench.sandbox.engine import pid_alive
 from workbench.store import tasks as store
@@ -24,7 +25,7 @@ class SynthParams:
     n_paths: int = 20
     sampler: str = "inverse-frequency"
     provider: str = "offline"
-    concurrency: int = 2
+    concurrency: int = DEFAULT_CONCURRENCY
     seed: int = 0
 
 

@@ -31,6 +31,8 @@ def test_batch_accepts_most_paths_and_stores_every_check(graph_workspace):
     assert funnel["sampled"] == 8 and funnel["accepted"] == report.accepted
     assert list(funnel.values()) == sorted(funnel.values(), reverse=True)   # a funnel only narrows
     frame = store.tasks_frame(ws.db)
+    assert frame.near_dup_key.notna().all()                   # every task can be compared
+    assert frame.name.is_unique                               # a name per task: one export folder each
     accepted = frame[frame.verdict == "accepted"]
     for row in accepted.itertuples():
         bundle = read_bundle(ws.root / row.bundle_dir)        # valid Harbor layout on disk
@@ -62,6 +64,10 @@ def test_stop_then_resume_finishes_without_redoing_work(graph_workspace):
     second = run_synth(ws, resume=True, concurrency=2)
     assert second.run_id == first.run_id and second.status == "finished"
     assert store.stage_counts(ws.db, first.run_id)["verified"] + store.stage_counts(ws.db, first.run_id)["failed"] == 6
+    # the report is the whole run's, not the resumed part's
+    assert second.verified + second.failed == 6 and second.sampled == 6
+    assert second.accepted == (store.tasks_frame(ws.db).verdict == "accepted").sum() >= first.accepted
+    assert store.get_run(ws.db, first.run_id)["message"].startswith(f"{second.accepted} accepted")
     after = store.tasks_frame(ws.db).set_index("task_id")["verified_at"]
     for task_id, when in done_before.items():
         assert after[task_id] == when          # finished tasks were not verified again
