@@ -14,54 +14,26 @@ import argparse
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tests.app_process import App  # noqa: E402
 from workbench.demo_status import read_status  # noqa: E402
 
 CLI = [sys.executable, "-m", "workbench.cli"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
+def _stop(app: App) -> None:
+    os.kill(app.proc.pid, signal.SIGTERM)
     try:
-        for path in ("/_stcore/health", "/"):
-            if urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).status != 200:
-                return False
-        return True
-    except OSError:
-        return False
-
-
-def _serve_until_answer(args: list[str], env: dict, log: Path, t0: float, limit_s: float = 1800):
-    port = _free_port()
-    proc = subprocess.Popen([*CLI, *args, "--port", str(port)], env=env, stdout=open(log, "w"),
-                            stderr=subprocess.STDOUT, start_new_session=True)
-    while not _answers(port):
-        if proc.poll() is not None or time.monotonic() - t0 > limit_s:
-            raise SystemExit(f"no answer ({log}):\n{log.read_text()[-2000:]}")
-        time.sleep(0.1)
-    return proc, time.monotonic() - t0
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    os.kill(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(timeout=30)
+        app.proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        app.cleanup()
 
 
 def main() -> None:
@@ -74,21 +46,22 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="app-first-answer-"))
     try:
         new_ws = tmp / "new"
-        t0 = time.monotonic()
-        proc, first = _serve_until_answer(["--workspace", str(new_ws), "app", "--demo"], env, tmp / "new.log", t0)
+        app = App(tmp, "--workspace", str(new_ws), "app", "--demo", env=env)
+        first = app.wait_answering(limit_s=1800)
         print(f"app --demo: first answer after {first:.1f} s", flush=True)
         while (s := read_status(new_ws)) is None or s.running:
             time.sleep(0.5)
-        build_s = time.monotonic() - t0
+        build_s = time.monotonic() - app.started
         print(f"  its background build ended ({s.state}) after {build_s:.1f} s", flush=True)
-        _stop(proc)
+        _stop(app)
 
         old_ws = tmp / "old"
         t0 = time.monotonic()
         subprocess.run([*CLI, "--workspace", str(old_ws), "demo"], env=env, check=True, capture_output=True)
-        proc, baseline = _serve_until_answer(["--workspace", str(old_ws), "app"], env, tmp / "old.log", t0)
+        app = App(tmp, "--workspace", str(old_ws), "app", env=env)
+        baseline = app.wait_answering(limit_s=1800) + (app.started - t0)
         print(f"baseline (demo in the foreground, then app): first answer after {baseline:.1f} s", flush=True)
-        _stop(proc)
+        _stop(app)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"RESULT first_answer_s={first:.1f} baseline_first_answer_s={baseline:.1f} "

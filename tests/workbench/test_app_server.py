@@ -1,6 +1,6 @@
-"""`workbench app` as real processes: it owns its server (a signal to its pid stops it), its
-demo build dies with it, the URL answers at once on an empty demo workspace, and a bind the
-network can reach gets a warning and an access token. Ports: free ones on 127.0.0.1 only."""
+"""`workbench app` as real processes (tests/app_process.py): it owns its server (a signal to
+its pid stops it), its demo build dies with it, the URL answers at once on an empty demo
+workspace, and a bind the network can reach gets a warning and an access token."""
 from __future__ import annotations
 
 import os
@@ -10,29 +10,15 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
 
+from tests.app_process import App, answers, free_port
 from workbench.app_server import MIN_TOKEN_CHARS, is_loopback, plan_bind
 from workbench.demo_status import read_status
 from workbench.sandbox.engine import pid_alive
 
 TARGET_FIRST_ANSWER_S = 30
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        return urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2).status == 200
-    except OSError:
-        return False
 
 
 def _in_session(sid: int) -> list[str]:
@@ -49,34 +35,6 @@ def _in_session(sid: int) -> list[str]:
         if fields[3] == str(sid) and fields[0] != "Z":
             found.append(f"{pid}: {cmd}")
     return found
-
-
-class App:
-    """`workbench app` started as a user would, in a session of its own so that whatever it
-    leaves behind can be found (and is cleaned up after the test)."""
-
-    def __init__(self, tmp_path: Path, *args: str, env: dict | None = None):
-        self.port = _free_port()
-        self.log = tmp_path / f"app-{self.port}.log"
-        self.started = time.monotonic()
-        self.proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", *args, "--port", str(self.port)],
-                                     stdout=open(self.log, "w"), stderr=subprocess.STDOUT, start_new_session=True,
-                                     env={**os.environ, **(env or {})})
-
-    def wait_answering(self, limit_s: float = 90) -> float:
-        while time.monotonic() - self.started < limit_s:
-            if _answers(self.port):
-                return time.monotonic() - self.started
-            assert self.proc.poll() is None, "workbench app exited: " + self.log.read_text()
-            time.sleep(0.1)
-        raise AssertionError(f"no answer on port {self.port} after {limit_s} s: " + self.log.read_text())
-
-    def cleanup(self) -> None:
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait()
 
 
 @pytest.fixture
@@ -106,7 +64,7 @@ def test_a_signal_to_the_app_pid_stops_its_server(apps, tmp_path, sig):
     app = apps("--workspace", str(tmp_path / "ws"), "app")
     app.wait_answering()
     os.kill(app.proc.pid, sig)   # to the pid, as `kill PID` does: not to its group
-    assert _wait_until(lambda: not _answers(app.port), 20), "the server still answers after " + sig.name
+    assert _wait_until(lambda: not answers(app.port), 20), "the server still answers after " + sig.name
     app.proc.wait(timeout=20)
     assert _wait_until(lambda: not _in_session(app.proc.pid), 10), _in_session(app.proc.pid)
 
@@ -149,7 +107,7 @@ def test_a_network_bind_warns_and_prints_a_generated_token(apps, tmp_path):
 
 def test_a_short_token_is_refused_before_anything_is_served(tmp_path):
     out = subprocess.run([sys.executable, "-m", "workbench.cli", "--workspace", str(tmp_path / "ws"), "app",
-                          "--host", "0.0.0.0", "--port", str(_free_port()), "--auth-token", "hunter2"],
+                          "--host", "0.0.0.0", "--port", str(free_port()), "--auth-token", "hunter2"],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 2
     assert f"--auth-token is 7 characters long; use at least {MIN_TOKEN_CHARS}" in " ".join(out.stderr.split())
