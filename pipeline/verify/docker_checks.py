@@ -12,6 +12,7 @@ from pipeline.verify import verifier_phase as phase
 from pipeline.verify.reward import contradiction, failing, read_reward, read_tests
 from workbench.models import CheckResult
 from workbench.sandbox.bundle import TaskBundle
+from workbench.sandbox.ceilings import LIFETIME_MARGIN_S, grant
 from workbench.sandbox.engine import BuildResult, Engine, Limits
 from workbench.sandbox.task_toml import TaskToml
 from workbench.sandbox import toolchain
@@ -21,10 +22,15 @@ VERIFIER_DIR = phase.VERIFIER_DIR
 FORK_HINT = "process limit reached: something forks without end"
 
 
-def limits_for(cfg: TaskToml) -> Limits:
-    # A task may ask for less than our defaults but never for more than a sane ceiling.
-    return Limits(memory_mb=min(max(cfg.memory_mb, 256), 4096), cpus=min(max(cfg.cpus, 0.25), 2.0),
-                  network=cfg.allow_internet)
+def limits_for(cfg: TaskToml, timeout_scale: float = 1.0) -> Limits:
+    """The container limits a task gets: its request capped at the ceilings (`grant`), with a
+    floor so a tiny request cannot starve the toolchain; the network only where `cfg` came
+    out of a grant the user opted in to. The container may live as long as its solution and
+    tests may run, and not longer."""
+    capped = grant(cfg, allow_network=cfg.network_granted).task
+    lifetime = (capped.agent_timeout_sec + capped.verifier_timeout_sec) * max(1.0, timeout_scale) + LIFETIME_MARGIN_S
+    return Limits(memory_mb=max(capped.memory_mb, 256), cpus=max(capped.cpus, 0.25), disk_mb=capped.storage_mb,
+                  network=capped.network_granted, lifetime_s=lifetime)
 
 
 def check_build(engine: Engine, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> tuple[CheckResult, BuildResult]:
@@ -52,16 +58,16 @@ def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> 
     res = phase.run_test_sh(box, timeout)
     log = f"$ bash /tests/test.sh   (the verifier's own bash, python3 and pytest)\n{res.output}"
     stray = None
-    if not (res.timed_out or res.output_capped):
+    if not res.stopped_by_limit:
         try:
             phase.stop_strays(box)   # before reading: nothing a test started may still write there
         except phase.PhaseError as exc:
             stray = f"after the tests, {exc}"
-    files = box.read_files(VERIFIER_DIR) if not (res.timed_out or res.output_capped or stray) else {}
+    files = box.read_files(VERIFIER_DIR) if not (res.stopped_by_limit or stray) else {}
     reward, extra = read_reward(files)
     details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
     problem = stray
-    if res.timed_out or res.output_capped:
+    if res.stopped_by_limit or res.oom_killed:
         problem = res.reason("tests/test.sh", timeout, box.limits.output_bytes)
     elif problem:
         pass
@@ -79,7 +85,7 @@ def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> 
 def check_noop(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float = 1.0) -> CheckResult:
     t0 = time.monotonic()
     try:
-        with _sandbox(engine, image, limits_for(cfg), "noop") as box:
+        with _sandbox(engine, image, limits_for(cfg, timeout_scale), "noop") as box:
             details, log, problem = _run_tests(box, bundle, cfg, timeout_scale)
     except ToolchainError as exc:
         return CheckResult(name="noop", passed=False, reason=f"the verifier's toolchain is missing: {exc}")
@@ -98,7 +104,7 @@ def check_noop(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, ti
 
 def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float = 1.0) -> CheckResult:
     t0 = time.monotonic()
-    limits = limits_for(cfg)
+    limits = limits_for(cfg, timeout_scale)
     try:
         sandbox = _sandbox(engine, image, limits, "oracle")
     except ToolchainError as exc:
@@ -109,8 +115,8 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
         log = f"$ bash /solution/solve.sh\n{solve.output}"
         # A solution that leaves the pid table full would only show up as tests that cannot
         # start (exec fails with an OCI error), so it is named here, where the fault is.
-        forking = not (solve.timed_out or solve.output_capped) and box.pids_exhausted()
-        if solve.timed_out or solve.output_capped or forking:
+        forking = not solve.stopped_by_limit and box.pids_exhausted()
+        if solve.stopped_by_limit or solve.oom_killed or forking:
             reason = (f"solution/solve.sh left {box.process_count()} processes running at the limit of "
                       f"{limits.pids}: {FORK_HINT}") if forking else \
                 solve.reason("solution/solve.sh", cfg.agent_timeout_sec * timeout_scale, limits.output_bytes)
