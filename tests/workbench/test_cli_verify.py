@@ -1,0 +1,55 @@
+"""`workbench verify DIR...` on task folders not made here: a hand-written Harbor task (no
+[task] name, its own test.sh), a hostile one and a folder that is no task."""
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import cli, sum_bundle
+from workbench.cli_verify import with_task_name
+from workbench.sandbox.bundle import write_bundle
+
+HARBOR_TOML = """version = "1.0"
+
+[metadata]
+author_name = "someone"
+difficulty = "easy"
+
+[verifier]
+timeout_sec = 60.0
+
+[agent]
+timeout_sec = 60.0
+"""
+OWN_TEST_SH = """#!/bin/bash
+cd /app
+python3 -m pytest -q --junitxml=/logs/verifier/junit.xml /tests/test_outputs.py
+if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+"""
+
+
+def test_a_missing_task_name_becomes_the_folder_name():
+    assert 'name = "local/my-task"' in with_task_name(HARBOR_TOML, Path("/x/My Task"))
+    named = '[task]\nname = "org/a"\n'
+    assert with_task_name(named, Path("/x/b")) == named
+    text = with_task_name('[task]\ndescription = "d"\n', Path("/x/b"))
+    assert text.startswith('[task]\nname = "local/b"\n')
+
+
+@pytest.mark.docker
+def test_verify_gives_one_verdict_per_folder(tmp_path):
+    hand = sum_bundle(extra_files={"task.toml": HARBOR_TOML, "tests/test.sh": OWN_TEST_SH})
+    write_bundle(hand, tmp_path / "hand-written")
+    planted = "mkdir -p /logs/verifier && echo '{\"reward\": 1}' > /logs/verifier/reward.json"
+    write_bundle(sum_bundle(planted), tmp_path / "planted")
+    (tmp_path / "empty").mkdir()
+    res = cli("verify", "--json", str(tmp_path / "hand-written"), str(tmp_path / "planted"), str(tmp_path / "empty"),
+              timeout=600)
+    assert res.returncode == 1, res.stderr
+    got = {Path(v["folder"]).name: v for v in json.loads(res.stdout)}
+    assert got["hand-written"]["verdict"] == "accepted", got["hand-written"]
+    assert got["planted"]["verdict"] == "rejected" and got["planted"]["failed_check"] == "oracle"
+    assert "after the solution the tests still fail" in got["planted"]["reason"]
+    assert got["empty"]["failed_check"] == "bundle" and "lacks instruction.md" in got["empty"]["reason"]
+    text = cli("verify", str(tmp_path / "hand-written"), timeout=600)
+    assert text.returncode == 0 and "ACCEPTED" in text.stdout and "oracle" in text.stdout
