@@ -115,8 +115,8 @@ def _start_demo_build(ws: Workspace, setup_docker: bool) -> subprocess.Popen | N
 
 
 def cmd_demo(args) -> int:
-    from workbench.demo_build import ensure_demo
-    ensure_demo(args.workspace, setup_docker=args.setup_docker)
+    from workbench.demo_build import SETUP_DOCKER, ensure_demo
+    ensure_demo(args.workspace, docker_setup=SETUP_DOCKER if args.setup_docker else None)
     return 0
 
 

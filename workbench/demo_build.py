@@ -73,10 +73,10 @@ class _DockerSetup:
     """scripts/setup-docker.sh in the background from the start of the build (it mostly waits
     on apt and debootstrap, so it overlaps the CPU-bound stages); the tasks stage waits for it."""
 
-    def __init__(self, ws: Workspace):
+    def __init__(self, ws: Workspace, script: Path):
         self.log = ws.runs_dir / DOCKER_LOG
         with open(self.log, "wb") as fh:
-            self.proc = subprocess.Popen(["bash", str(SETUP_DOCKER)], stdout=fh, stderr=subprocess.STDOUT,
+            self.proc = subprocess.Popen(["bash", str(script)], stdout=fh, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, cwd=REPO_ROOT, preexec_fn=die_with_parent)
 
     def wait(self) -> str:
@@ -92,8 +92,10 @@ class _DockerSetup:
             self.proc.terminate()
 
 
-def ensure_demo(workspace: str | None, *, setup_docker: bool = False) -> Workspace:
-    """Build what the demo workspace lacks; each part runs only when it is missing."""
+def ensure_demo(workspace: str | None, *, docker_setup: Path | None = None) -> Workspace:
+    """Build what the demo workspace lacks; each part runs only when it is missing.
+    `docker_setup`: a script that sets Docker up (SETUP_DOCKER), run alongside when tasks are
+    still to be made."""
     ws = Workspace.open(workspace)
     prev = read_status(ws.root)
     if prev is not None and prev.running:
@@ -102,10 +104,10 @@ def ensure_demo(workspace: str | None, *, setup_docker: bool = False) -> Workspa
     todo = demo_todo(ws)
     if not todo:
         return ws
-    keys = todo if not setup_docker or "tasks" not in todo else [k for k in todo if k != "tasks"] + ["docker", "tasks"]
+    keys = todo if not docker_setup or "tasks" not in todo else [k for k in todo if k != "tasks"] + ["docker", "tasks"]
     tracker = _Tracker(ws, new_status(keys, ws.runs_dir / LOG_FILE))
     write_status(ws.root, tracker.status)
-    docker = _DockerSetup(ws) if "docker" in keys else None
+    docker = _DockerSetup(ws, docker_setup) if "docker" in keys else None
     if docker:
         tracker.start("docker", f"log: {docker.log}")
     stop = _stop_on_sigterm()

@@ -37,3 +37,17 @@ def test_a_second_build_does_not_start_while_one_runs(demo_workspace):
     ensure_demo(str(demo_workspace.root))
     assert read_status(demo_workspace.root).started == status.started   # untouched
     assert "scenarios" in demo_todo(demo_workspace)
+
+
+def test_a_failed_docker_set_up_is_said_with_the_end_of_its_log(graph_workspace, monkeypatch, tmp_path):
+    """The real scripts/setup-docker.sh installs system packages and starts dockerd, so a
+    stand-in that fails as it does on a machine without root runs here."""
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    script = tmp_path / "setup-docker.sh"
+    script.write_text("echo checking docker\necho 'no Docker engine answers; start one' >&2\nexit 1\n")
+    ensure_demo(str(graph_workspace.root), docker_setup=script)
+    status = read_status(graph_workspace.root)
+    assert status.state == "done"
+    assert [(s.key, s.state) for s in status.stages] == [("docker", "failed"), ("tasks", "skipped")]
+    docker = status.stage("docker").detail
+    assert "Docker set-up failed (exit 1" in docker and "no Docker engine answers; start one" in docker
