@@ -46,7 +46,7 @@ class Grant:
 
 def _fmt(field: str, v: float) -> str:
     unit = _UNITS.get(field, " s")
-    return f"{v:g}{unit}"
+    return f"{v}{unit}" if isinstance(v, int) else f"{v:g}{unit}"
 
 
 def grant(cfg: TaskToml, allow_network: bool = False, ceilings: Ceilings = CEILINGS) -> Grant:
