@@ -66,7 +66,7 @@ def distinct_paths(draw: Callable[[int, int], sampling.Paths], n: int, seed: int
         missing = n - len(kept)
         if missing <= 0:
             break
-        batch = draw(n if r == 0 else 2 * missing, seed if r == 0 else hash((seed, r)) & 0xFFFFFFFF)
+        batch = draw(n if r == 0 else 2 * missing, seed if r == 0 else (seed * 1_000_003 + r) & 0xFFFFFFFF)
         for key in _path_keys(batch):
             if len(kept) == n:
                 break

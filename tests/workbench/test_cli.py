@@ -96,3 +96,21 @@ def test_synth_help_lists_what_resume_and_lengths_need():
     for option in ("--run-id", "--min-len", "--max-len", "--concurrency", "--resume"):
         assert option in r.stdout
     assert "on --resume the run's own value" in r.stdout
+
+
+def test_sample_says_when_the_graph_has_fewer_distinct_paths_than_asked(tmp_path):
+    corpus = tmp_path / "c"
+    write_skill(corpus, "a/sort-it", description="Sort a file.", steps=["Run `sort in.txt > out.txt`.", "Check `out.txt`."])
+    write_skill(corpus, "b/count-it", description="Count lines.", steps=["Run `wc -l out.txt`.", "Save the count."])
+    ws = str(tmp_path / "ws")
+    for args in (("ingest", str(corpus)), ("scenarios", "infer", "--provider", "offline"),
+                 ("graph", "build", "--embedder", "hashing", "--verifier", "offline")):
+        r = cli("--workspace", ws, *args)
+        assert r.returncode == 0, r.stdout + r.stderr
+    r = cli("--workspace", ws, "sample", "--sampler", "single-skill", "--n", "30", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["n_paths"] < 30 and report["short"] == 30 - report["n_paths"]       # no path twice
+    assert f"the graph gave only {report['n_paths']} distinct paths of the 30 asked" in report["note"]
+    r = cli("--workspace", ws, "sample", "--sampler", "single-skill", "--n", "30")
+    assert "Note: the graph gave only" in " ".join(r.stderr.split())
