@@ -67,8 +67,9 @@ def scenario_map(points: pd.DataFrame, color_by: str = "topic", selected_cluster
         fig.add_trace(trace_cls(
             x=frame["x"], y=frame["y"], mode="markers", name=name,
             marker=dict(color=color, size=size, opacity=opacity, line=dict(width=0)),
+            # an array, not nested lists: plotly validates and deep-copies lists item by item (~2 s at 20k points)
             customdata=np.column_stack([frame["scenario_id"].astype(str).to_numpy(),
-                                        frame["cluster_id"].astype(int).to_numpy()]).tolist() if len(frame) else [],
+                                        frame["cluster_id"].astype(int).to_numpy()]) if len(frame) else [],
             text=frame["_hover"], hovertemplate="%{text}<extra></extra>"))
 
     if color_by == "topic":

@@ -15,18 +15,18 @@ class SkillFilter:
     rules: tuple[str, ...] = field(default_factory=tuple)
 
 
-def source_label(row: pd.Series) -> str:
+def source_label(kind: str, path: object, key: object) -> str:
     """A short name for where a skill came from: the export file or the corpus folder."""
-    path = str(row["source_path"])
-    if row["source_kind"] == "jsonl":
-        return "jsonl:" + path.rsplit("/", 1)[-1].split("#", 1)[0]
-    key = str(row["skill_key"])
+    if kind == "jsonl":
+        return "jsonl:" + str(path).rsplit("/", 1)[-1].split("#", 1)[0]
+    key = str(key)
     return "folder:" + (key.split("/", 1)[0] if "/" in key else ".")
 
 
 def with_source_labels(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
-    df["source"] = [source_label(r) for _, r in df.iterrows()] if len(df) else []
+    # over the columns, not iterrows: a Series per row took seconds at 20k skills
+    df["source"] = [source_label(k, p, s) for k, p, s in zip(df["source_kind"], df["source_path"], df["skill_key"])]
     return df
 
 
