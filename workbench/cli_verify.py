@@ -39,7 +39,7 @@ def with_task_name(toml_text: str, folder: Path) -> str:
         toml_text.rstrip("\n") + f"\n\n[task]\n{line}\n"
 
 
-def verify_folder(folder: Path, engine, benchmark=None) -> FolderVerdict:
+def verify_folder(folder: Path, engine, benchmark=None, allow_network: bool = False) -> FolderVerdict:
     from pipeline.verify.run import verify_bundle
     from workbench.sandbox.bundle import BundleError, TaskBundle, read_bundle
     try:
@@ -49,7 +49,8 @@ def verify_folder(folder: Path, engine, benchmark=None) -> FolderVerdict:
     files = dict(bundle.files)
     if "task.toml" in files:
         files["task.toml"] = with_task_name(files["task.toml"].decode("utf-8", "replace"), folder).encode()
-    checks = verify_bundle(TaskBundle(files, bundle.executables), engine=engine, benchmark=benchmark)
+    checks = verify_bundle(TaskBundle(files, bundle.executables), engine=engine, benchmark=benchmark,
+                           allow_network=allow_network)
     failed = next((c for c in checks if not c.passed), None)
     return FolderVerdict(str(folder), "rejected" if failed else "accepted", failed.name if failed else None,
                          failed.reason if failed else "every check passed",
@@ -64,15 +65,21 @@ def cmd_verify(args) -> int:
     except SandboxError as exc:
         err.print(f"[red]{exc}[/red]")
         return 2
-    swept = engine.sweep_stale()      # what a killed earlier run left behind
+    swept = engine.swept      # what a killed earlier run left behind (opening the engine swept it)
     if swept and not args.json:
         err.print(f"[dim]removed {swept} stale sandbox containers[/dim]")
     benchmark = None
     if args.benchmark:
         from pipeline.verify.decontam import BenchmarkIndex
         benchmark = BenchmarkIndex.build(args.benchmark)
+    from workbench.config import resolve_workspace_dir, workspace_allows_network
+    try:
+        allow_network = args.allow_network or workspace_allows_network(resolve_workspace_dir(args.workspace))
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]")
+        return 2
     with ThreadPoolExecutor(max(1, args.concurrency)) as pool:
-        verdicts = list(pool.map(lambda f: verify_folder(f, engine, benchmark), args.folders))
+        verdicts = list(pool.map(lambda f: verify_folder(f, engine, benchmark, allow_network), args.folders))
     if args.json:
         print(json.dumps([asdict(v) for v in verdicts], indent=2))
     else:
@@ -94,4 +101,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--concurrency", type=int, default=2, help="folders verified at once (default 2)")
     s.add_argument("--benchmark", type=Path, default=None, help="benchmark folder for 14-gram decontamination")
     s.add_argument("--json", action="store_true", help="print the verdicts as JSON (exit code 1 if any is rejected)")
+    s.add_argument("--allow-network", action="store_true",
+                   help="let tasks whose task.toml asks for it (allow_internet) reach the network; "
+                        "also the workspace setting sandbox.allow_network in config.json")
     s.set_defaults(func=cmd_verify)
