@@ -52,3 +52,38 @@ def test_settings_page_saves_and_never_shows_the_key(workspace, monkeypatch, tmp
     key_field = next(t for t in at.text_input if t.label.startswith("API key"))
     assert key_field.value == "" and "a key is stored" in key_field.label
     assert "sk-page-secret" not in (workspace.root / "config.json").read_text()
+
+
+def _save(at, **fields):
+    labels = {"endpoint": "Endpoint", "key": "API key"}
+    for name, value in fields.items():
+        next(t for t in at.text_input if t.label.startswith(labels[name])).input(value)
+    next(b for b in at.button if b.label == "Save").click().run()
+    assert not at.exception, at.exception
+
+
+def test_settings_page_never_sends_the_key_to_a_changed_endpoint_without_confirmation(workspace, monkeypatch,
+                                                                                         tmp_path):
+    from tests.workbench.llm.replay_calls import workspace_call
+    from workbench.llm.replay_server import ReplayServer
+    monkeypatch.setenv("WORKBENCH_SECRET_KEY_FILE", str(tmp_path / "secret.key"))
+    for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    with ReplayServer() as a, ReplayServer() as b:
+        at = _page("settings.py", workspace, monkeypatch)
+        _save(at, endpoint=a.base_url, key="sk-page-bound")
+        workspace_call(workspace, "to a")
+        assert a.stats.authorizations["Bearer sk-page-bound"] == 1
+        _save(at, endpoint=b.base_url)  # key field left empty
+        host_a, host_b = f"http://127.0.0.1:{a.port}", f"http://127.0.0.1:{b.port}"
+        [warning] = [w.value for w in at.warning]
+        assert host_a in warning and host_b in warning and "not sent" in warning
+        workspace_call(workspace, "to b, unconfirmed")
+        assert b.stats.requests_total == 1 and "Bearer sk-page-bound" not in b.stats.authorizations
+        confirm = next(c for c in at.checkbox if c.label.startswith("Send the stored key to"))
+        assert confirm.label == f"Send the stored key to {host_b}"
+        confirm.check()
+        _save(at)
+        assert not at.warning
+        workspace_call(workspace, "to b, confirmed")
+        assert b.stats.authorizations["Bearer sk-page-bound"] == 1

@@ -90,7 +90,7 @@ class _Handler(tornado.web.RequestHandler):
         self._counted = False
 
     def prepare(self) -> None:
-        self.server.stats._arrived()
+        self.server.stats._arrived(self.request.headers.get("Authorization"))
         self._counted = True
 
     def finish(self, chunk: Any = None) -> Any:

@@ -29,10 +29,14 @@ class ReplayStats:
         self._faults_served = 0
         self._bodies: collections.deque[dict] = collections.deque(maxlen=_STATS_BODIES_CAP)
         self._by_status: collections.Counter[int] = collections.Counter()
+        # Authorization headers as received, so a test can tell which key reached this host.
+        self._authorizations: collections.Counter[str] = collections.Counter()
 
     # -- updates (server side)
-    def _arrived(self) -> None:
+    def _arrived(self, authorization: str | None = None) -> None:
         with self._lock:
+            if authorization is not None:
+                self._authorizations[authorization] += 1
             self._requests_total += 1
             self._in_flight += 1
             if self._in_flight > self._max_in_flight:
@@ -91,6 +95,12 @@ class ReplayStats:
         """The JSON bodies of the last (at most 1000) chat requests, oldest first."""
         with self._lock:
             return list(self._bodies)
+
+    @property
+    def authorizations(self) -> collections.Counter[str]:
+        """How many requests carried each Authorization header value."""
+        with self._lock:
+            return collections.Counter(self._authorizations)
 
     @property
     def by_status(self) -> collections.Counter[int]:

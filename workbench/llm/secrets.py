@@ -3,9 +3,13 @@
 A workspace may be copied or shared; its config must not carry a usable API key. The
 Fernet key is kept in `~/.config/skillgraph-workbench/secret.key` (mode 0600), or where
 `WORKBENCH_SECRET_KEY_FILE` points.
+
+A stored API key is sealed together with the endpoint it was entered for (`seal`), inside
+the same authenticated token, so editing the workspace's config cannot re-point it.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -40,3 +44,22 @@ def decrypt(token: str) -> str:
     except InvalidToken:
         raise ValueError("the stored API key cannot be decrypted on this machine; set it again "
                          "in Settings or with OPENAI_API_KEY") from None
+
+
+def seal(api_key: str, endpoint: str | None) -> str:
+    """The key and the endpoint it may be sent to, encrypted as one token."""
+    return encrypt(json.dumps({"api_key": api_key, "endpoint": endpoint}))
+
+
+def unseal(token: str) -> tuple[str, str | None, bool]:
+    """(key, endpoint it is bound to, whether the token carried a binding at all).
+
+    Tokens written before keys were bound hold the bare key."""
+    plain = decrypt(token)
+    try:
+        data = json.loads(plain)
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("api_key"), str):
+        return data["api_key"], data.get("endpoint"), True
+    return plain, None, False

@@ -4,11 +4,18 @@ The endpoint is configured by `WORKBENCH_LLM_BASE_URL` (or the workspace config)
 one the workbench runs on its offline provider. The API key comes from `OPENAI_API_KEY`
 or from the workspace config, where it is stored encrypted (see `secrets.py`), never in
 plain text, and it is never printed or logged.
+
+A stored key is bound to the endpoint (scheme, host and port) it was entered for: with any
+other endpoint in effect it is withheld, so changing the endpoint cannot send it to a new
+host. It goes to a new endpoint only when entered again, or on a confirmation that names
+that endpoint (`save_settings(send_key_to=...)`). A key from `OPENAI_API_KEY` is the
+environment's own choice and goes with the endpoint in effect.
 """
 from __future__ import annotations
 
 import json
 import os
+import urllib.parse
 from pathlib import Path
 
 from pydantic import BaseModel, Field, SecretStr
@@ -47,6 +54,8 @@ class LLMSettings(BaseModel):
     reask_limit: int = Field(default=2, ge=0, le=5)
     budget_usd: float | None = Field(default=None, ge=0)
     prices: dict[str, Price] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    # The endpoint the stored key is bound to (None: no key stored in the workspace).
+    stored_key_endpoint: str | None = None
 
     @property
     def online(self) -> bool:
@@ -63,7 +72,31 @@ class LLMSettings(BaseModel):
         """What may be shown: everything but the key, which is reported as set or not."""
         d = self.model_dump(exclude={"api_key", "prices"})
         d["api_key_set"] = self.api_key is not None and bool(self.api_key.get_secret_value())
+        d["stored_key_withheld"] = self.stored_key_withheld
         return d
+
+    @property
+    def stored_key_withheld(self) -> bool:
+        """A key is stored, but for another endpoint than the one in effect: it is not sent."""
+        return self.stored_key_endpoint is not None and self.stored_key_endpoint != endpoint_origin(self.base_url)
+
+
+def endpoint_origin(url: str | None) -> str | None:
+    """What a key is bound to: scheme://host:port, lower case, the default port spelt out."""
+    if not url or not url.strip():
+        return None
+    parts = urllib.parse.urlsplit(url.strip())
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(parts.scheme.lower())
+    except ValueError:  # not a valid port: compared as written, so it matches only itself
+        return url.strip()
+    if not parts.hostname:
+        return url.strip()
+    return f"{parts.scheme.lower()}://{parts.hostname.lower()}:{port}"
+
+
+class KeyConfirmationError(ValueError):
+    """A confirmation to send the stored key names another endpoint than the one being saved."""
 
 
 _ENV = {
@@ -90,12 +123,16 @@ def read_config(workspace_root: Path) -> dict:
 def load_settings(workspace_root: Path | None, env: dict[str, str] | None = None) -> LLMSettings:
     env = os.environ if env is None else env
     cfg = dict(read_config(workspace_root).get("llm", {})) if workspace_root else {}
+    cfg.pop("stored_key_endpoint", None)  # only ever read from inside the sealed token
     enc = cfg.pop("api_key_encrypted", None)
-    if enc:
-        cfg["api_key"] = secrets.decrypt(enc)
+    stored = _stored_key(enc, cfg.get("base_url")) if enc else None
     for var, field in _ENV.items():
         if env.get(var):
             cfg[field] = env[var]
+    if stored:
+        cfg["stored_key_endpoint"] = stored[1]
+        if stored[1] == endpoint_origin(cfg.get("base_url")):
+            cfg["api_key"] = stored[0]
     if env.get("OPENAI_API_KEY"):
         cfg["api_key"] = env["OPENAI_API_KEY"]
     if "prices" in cfg:
@@ -103,16 +140,35 @@ def load_settings(workspace_root: Path | None, env: dict[str, str] | None = None
     return LLMSettings(**cfg)
 
 
+def _stored_key(token: str, saved_base_url: str | None) -> tuple[str, str]:
+    """(key, endpoint it is bound to); a key stored before binding belongs to the saved endpoint."""
+    key, endpoint, bound = secrets.unseal(token)
+    return key, (endpoint if bound else endpoint_origin(saved_base_url)) or ""
+
+
 def save_settings(workspace_root: Path, *, base_url: str | None, model: str, concurrency: int,
-                  budget_usd: float | None, api_key: str | None = None, clear_key: bool = False) -> None:
-    """Write the workspace's LLM settings; the key, when given, is stored encrypted."""
+                  budget_usd: float | None, api_key: str | None = None, clear_key: bool = False,
+                  send_key_to: str | None = None) -> None:
+    """Write the workspace's LLM settings; the key, when given, is stored encrypted and bound
+    to `base_url`. Without a new key, the stored one stays bound to its endpoint, unless
+    `send_key_to` names the endpoint being saved (the user's confirmation)."""
     config = read_config(workspace_root)
     llm = dict(config.get("llm", {}))
-    llm.update(base_url=base_url or None, model=model, concurrency=int(concurrency), budget_usd=budget_usd)
+    target = endpoint_origin(base_url)
+    if send_key_to is not None and endpoint_origin(send_key_to) != target:
+        raise KeyConfirmationError(
+            f"the confirmation names {endpoint_origin(send_key_to)}, but the endpoint being saved is "
+            f"{target or 'none (offline)'}; the stored key was not re-bound")
+    token = llm.get("api_key_encrypted")
     if clear_key:
         llm.pop("api_key_encrypted", None)
     elif api_key:
-        llm["api_key_encrypted"] = secrets.encrypt(api_key)
+        llm["api_key_encrypted"] = secrets.seal(api_key, target)
+    elif token:
+        key, bound_to = _stored_key(token, llm.get("base_url"))
+        # Re-sealed either way, so a key stored before binding gets its binding written down.
+        llm["api_key_encrypted"] = secrets.seal(key, target if send_key_to is not None else bound_to)
+    llm.update(base_url=base_url or None, model=model, concurrency=int(concurrency), budget_usd=budget_usd)
     config["llm"] = llm
     path = _config_path(workspace_root)
     tmp = path.with_suffix(".tmp")

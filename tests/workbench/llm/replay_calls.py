@@ -18,3 +18,18 @@ def ask(client: openai.OpenAI, text: str, *, model: str = "replay-model", system
 
 def content(completion) -> str:
     return completion.choices[0].message.content
+
+
+def workspace_call(ws, text: str) -> None:
+    """One chat call through a workspace's own client (its settings, the real openai client)."""
+    import asyncio
+
+    from workbench.llm.runtime import open_client
+
+    async def go():
+        client = open_client(ws)
+        try:
+            await client.complete(stage="test", item=None, messages=[{"role": "user", "content": text}])
+        finally:
+            await client.aclose()
+    asyncio.run(go())

@@ -5,8 +5,9 @@ import json
 
 import pytest
 
+from tests.workbench.llm.replay_calls import workspace_call as call_once
 from workbench.llm import secrets
-from workbench.llm.settings import load_settings, save_settings
+from workbench.llm.settings import KeyConfirmationError, endpoint_origin, load_settings, save_settings
 
 
 @pytest.fixture(autouse=True)
@@ -56,3 +57,91 @@ def test_broken_config_file_is_named(tmp_path):
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(ValueError, match="config.json is not valid JSON"):
         load_settings(tmp_path, env={})
+
+
+# --- the stored key is bound to its endpoint ------------------------------------------------
+
+KEY = "sk-bound-to-a"
+
+
+@pytest.fixture
+def two_servers():
+    from workbench.llm.replay_server import ReplayServer
+    a, b = ReplayServer().start(), ReplayServer().start()
+    yield a, b
+    a.stop()
+    b.stop()
+
+
+def bearer_seen(srv) -> bool:
+    return srv.stats.authorizations[f"Bearer {KEY}"] > 0
+
+
+def save(ws, base_url, **kw):
+    save_settings(ws.root, base_url=base_url, model="replay-model", concurrency=1, budget_usd=None, **kw)
+
+
+def test_a_changed_endpoint_never_receives_the_stored_key_without_confirmation(workspace, two_servers):
+    a, b = two_servers
+    save(workspace, a.base_url, api_key=KEY)
+    call_once(workspace, "first")
+    assert bearer_seen(a)
+    save(workspace, b.base_url)  # the key field left empty: the stored key stays bound to a
+    s = load_settings(workspace.root, env={})
+    assert s.api_key is None and s.stored_key_withheld
+    assert s.stored_key_endpoint == f"http://127.0.0.1:{a.port}"
+    call_once(workspace, "second")
+    assert b.stats.requests_total == 1 and not bearer_seen(b)
+    # A confirmation must name the endpoint being saved; one naming another host changes nothing.
+    with pytest.raises(KeyConfirmationError, match=f"names http://127.0.0.1:{a.port}, but the endpoint"):
+        save(workspace, b.base_url, send_key_to=a.base_url)
+    call_once(workspace, "third")
+    assert not bearer_seen(b)
+    save(workspace, b.base_url, send_key_to=f"http://127.0.0.1:{b.port}")
+    call_once(workspace, "fourth")
+    assert bearer_seen(b)
+
+
+def test_switching_back_to_the_keys_own_endpoint_uses_it_again(workspace, two_servers):
+    a, b = two_servers
+    save(workspace, a.base_url, api_key=KEY)
+    save(workspace, b.base_url)
+    save(workspace, a.base_url.rstrip("/") + "/")
+    call_once(workspace, "back")
+    assert bearer_seen(a) and not bearer_seen(b)
+
+
+def test_editing_the_config_file_cannot_re_point_the_key(workspace, two_servers):
+    a, b = two_servers
+    save(workspace, a.base_url, api_key=KEY)
+    path = workspace.root / "config.json"
+    config = json.loads(path.read_text())
+    config["llm"].update(base_url=b.base_url, stored_key_endpoint=f"http://127.0.0.1:{b.port}")
+    path.write_text(json.dumps(config))
+    call_once(workspace, "tampered")
+    assert b.stats.requests_total == 1 and not bearer_seen(b)
+
+
+def test_an_endpoint_from_the_environment_does_not_get_the_stored_key(tmp_path):
+    save_settings(tmp_path, base_url="http://a.example/v1", model="m", concurrency=1, budget_usd=None,
+                  api_key=KEY)
+    s = load_settings(tmp_path, env={"WORKBENCH_LLM_BASE_URL": "http://b.example/v1"})
+    assert s.api_key is None and s.stored_key_withheld and s.stored_key_endpoint == "http://a.example:80"
+    own = load_settings(tmp_path, env={"WORKBENCH_LLM_BASE_URL": "HTTP://A.example:80/v1/"})
+    assert own.api_key.get_secret_value() == KEY and not own.stored_key_withheld
+
+
+def test_endpoint_origin_spells_out_what_a_key_is_bound_to():
+    assert endpoint_origin("https://API.openai.com/v1") == "https://api.openai.com:443"
+    assert endpoint_origin("http://127.0.0.1:8000/v1") == "http://127.0.0.1:8000"
+    assert endpoint_origin("http://user:pw@evil.example/v1") == "http://evil.example:80"
+    assert endpoint_origin("") is None and endpoint_origin(None) is None
+
+
+def test_a_key_stored_before_binding_belongs_to_the_saved_endpoint(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"llm": {
+        "base_url": "http://a.example/v1", "api_key_encrypted": secrets.encrypt(KEY)}}))
+    assert load_settings(tmp_path, env={}).api_key.get_secret_value() == KEY
+    save_settings(tmp_path, base_url="http://b.example/v1", model="m", concurrency=1, budget_usd=None)
+    s = load_settings(tmp_path, env={})
+    assert s.api_key is None and s.stored_key_endpoint == "http://a.example:80"
