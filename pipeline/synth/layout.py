@@ -33,6 +33,7 @@ def render_test_sh() -> str:
 
 # Helpers every generated test file starts with (stdlib + pytest only, Python 3.11).
 TEST_PRELUDE = '''import configparser
+import contextlib
 import csv
 import hashlib
 import json
@@ -151,6 +152,42 @@ def cron_field(field, lo, hi):
 
 def run(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+@contextlib.contextmanager
+def scratch(*paths):
+    """Run the solution's code inside: afterwards each path (and any folder made for it) is
+    exactly as before (content, mode, times; absent stays absent), so no other test can read
+    what this one produced, and "run it yourself" is checked on the solution's own run."""
+    keep = Path(tempfile.mkdtemp(prefix="scratch-"))
+    saved, made = [], []
+    for i, p in enumerate(Path(x) for x in paths):
+        top = p
+        while not top.parent.exists():
+            top = top.parent
+        if not top.exists():
+            made.append(top)
+        if p.is_dir() and not p.is_symlink():
+            shutil.copytree(p, keep / str(i), symlinks=True)
+        elif p.exists() or p.is_symlink():
+            shutil.copy2(p, keep / str(i), follow_symlinks=False)
+        saved.append((p, keep / str(i)))
+    try:
+        yield
+    finally:
+        for p, copy in saved:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            elif p.exists() or p.is_symlink():
+                p.unlink()
+            if copy.exists() or copy.is_symlink():
+                shutil.move(str(copy), str(p))
+        for top in made:
+            if top.is_dir() and not top.is_symlink():
+                shutil.rmtree(top)
+            elif top.exists():
+                top.unlink()
+        shutil.rmtree(keep, ignore_errors=True)
 '''
 
 

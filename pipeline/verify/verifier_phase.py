@@ -108,6 +108,9 @@ LAUNCH = "import json, os, sys; os.execve(sys.argv[2], sys.argv[2:], json.loads(
 # the verifier's own folders.
 SCRATCH_PREFIXES = ("/tmp/", "/var/tmp/", "/logs/", "/tests/", "/root/.cache/", "/dev/", "/proc/", "/run/",
                     toolchain.ROOT + "/", "/etc/ld.so.preload")
+# Files that reading commands rewrite on their own: bytecode caches, and git's index, which
+# `git status` refreshes (stat data only) in a repository it merely inspects.
+SELF_WRITTEN = ("__pycache__", "/.git/index")
 
 
 class PhaseError(RuntimeError):
@@ -163,7 +166,8 @@ class Snapshot:
 
 
 def snapshot(box) -> Snapshot:
-    paths = [p for p in changed_paths(box) if not p.startswith(SCRATCH_PREFIXES) and "__pycache__" not in p]
+    paths = [p for p in changed_paths(box) if not p.startswith(SCRATCH_PREFIXES)
+             and not any(s in p for s in SELF_WRITTEN)]
     return Snapshot(set(paths), signatures(box, paths))
 
 

@@ -67,15 +67,14 @@ def _cron_build(ctx: StepContext, a: Artifact) -> Fragment:
     checks = [
         Check(f"Write an executable bash script `{script}` that copies `{a.path}` to `{latest}` (replacing any older copy) "
               f"and then appends the line `refreshed {a.basename}` to `{log}`.",
+              # The extra run happens in scratch: what it writes is undone, so the next test sees
+              # only what the solution's own run left (issue 10.14).
               [("script", f"assert mode_of({script!r}) & 0o111\nassert read_text({script!r}).startswith('#!')\n"
-                          f"before = len(read_lines({log!r})) if os.path.exists({log!r}) else 0\n"
-                          f"# later steps read the copy: put its timestamps back after this extra run\n"
-                          f"latest = Path({latest!r})\n"
-                          f"stamps = {{p: p.stat() for p in [latest, *latest.rglob('*')]}} if latest.exists() else {{}}\n"
-                          f"p = run([{script!r}])\nassert p.returncode == 0, p.stderr\n"
-                          f"for q, st in stamps.items():\n    if q.exists():\n        os.utime(q, ns=(st.st_atime_ns, st.st_mtime_ns))\n"
-                          f"assert same_files({latest!r}, {a.path!r})\nlines = read_lines({log!r})\n"
-                          f"assert len(lines) == before + 1 and lines[-1] == {'refreshed ' + a.basename!r}")]),
+                          f"with scratch({latest!r}, {log!r}):\n"
+                          f"    before = len(read_lines({log!r})) if os.path.exists({log!r}) else 0\n"
+                          f"    p = run([{script!r}])\n    assert p.returncode == 0, p.stderr\n"
+                          f"    assert same_files({latest!r}, {a.path!r})\n    lines = read_lines({log!r})\n"
+                          f"    assert len(lines) == before + 1 and lines[-1] == {'refreshed ' + a.basename!r}")]),
         Check(f"Run the script once yourself so that `{latest}` and `{log}` exist.",
               [("ran", f"assert os.path.exists({latest!r})\nassert {'refreshed ' + a.basename!r} in read_lines({log!r})")]),
         Check(f"Write `{cron}` {fmt_words} with exactly one job that runs `{script}` {words}.",
@@ -216,20 +215,15 @@ CALENDARS = [("every day at 02:30", "*-*-* 02:30:00"), ("every Monday at 06:00",
                                                                       "*-*-01 00:05:00"),
              ("every hour at minute 20", "*-*-* *:20:00")]
 
-# Test source: move `dest` aside (so its timestamps survive for later steps), yield to a body, put it back.
-_ASIDE = '''dest = Path({dest!r})
-aside = dest.parent / ('.aside-' + dest.name)
-if dest.exists():
-    os.rename(dest, aside)
-try:
-{body}
-finally:
-    if aside.exists():
-        if dest.is_dir():
-            shutil.rmtree(dest)
-        elif dest.exists():
-            dest.unlink()
-        os.rename(aside, dest)'''
+# Test source: the solution's script runs in scratch (its copy, log and lock are put back as
+# they were afterwards, issue 10.14), starting with no copy, so the run must make it itself.
+_SCRATCH = '''with scratch({dest!r}, {log!r}, {lock!r}):
+    dest = Path({dest!r})
+    if dest.is_dir():
+        shutil.rmtree(dest)
+    elif dest.exists():
+        dest.unlink()
+{body}'''
 
 
 def _timer_build(ctx: StepContext, a: Artifact) -> Fragment:
@@ -256,10 +250,10 @@ def _timer_build(ctx: StepContext, a: Artifact) -> Fragment:
         Check(f"Write an executable bash script `{script}` that copies `{a.path}` to `{dest}` (replacing any older "
               f"copy) and then appends the line `snapshot {a.basename}` to `{log}`.",
               [("script", f"assert mode_of({script!r}) & 0o111\nassert read_text({script!r}).startswith('#!')\n"
-                          + _ASIDE.format(dest=dest, body=run_body))]),
+                          + _SCRATCH.format(dest=dest, log=log, lock=lock, body=run_body))]),
         Check(f"Make the script hold an exclusive `flock` lock on `{lock}` while it works, and exit at once with status "
               f"75, copying nothing, when another process already holds that lock.",
-              [("lock", _ASIDE.format(dest=dest, body=lock_body))]),
+              [("lock", _SCRATCH.format(dest=dest, log=log, lock=lock, body=lock_body))]),
         Check(f"Run the script once yourself so that `{dest}` exists.",
               [("ran", f"assert same_files({dest!r}, {a.path!r})")]),
         Check(f"Write the systemd unit `{service}` with `Type=oneshot` and `ExecStart={script}` in its `[Service]` "
