@@ -5,10 +5,8 @@ import re
 
 import pytest
 
-from pipeline.synth import recipes as R
-from pipeline.synth.compose import PathStep, SynthesisError, synthesize_task
 from pipeline.verify.run import verify_bundle
-from workbench.sandbox.base_image import base_image_name
+from tests.pipeline.synth.test_docker_families import chain_task
 from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.engine import Engine
 
@@ -20,17 +18,7 @@ CHAINS = {"cron-refresh-job": ["regex-extract", "cron-refresh-job"],
 
 
 def _task(family: str):
-    chain = CHAINS[family]
-    steps = [PathStep(f"sched-{k}", name, R.REGISTRY[name].category, "", f"a{k}", f"a{k + 1}")
-             for k, name in enumerate(chain)]
-    for seed in range(20):
-        try:
-            task = synthesize_task(steps, seed, base_image_name(), force=chain)
-        except SynthesisError:
-            continue
-        if task.recipes == chain:
-            return task
-    raise AssertionError(f"no seed composes {chain}")
+    return chain_task(0, CHAINS[family])
 
 
 def _never_runs_the_script(bundle: TaskBundle) -> TaskBundle:
