@@ -10,6 +10,7 @@ to build them again.
 Each page is timed
 - `cold`: first render in a fresh process that has only Streamlit loaded (imports included):
   the first visit of a page on a server that has not shown it yet;
+- `preloaded`: the same once the app's background preload of the pages' imports is done;
 and then in this one process after every page has been imported once (a warm server:
 Python modules loaded, numba compiled):
 - `first`: a new session with Streamlit's caches emptied — the uncached baseline;
@@ -31,11 +32,20 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+def _code_dir() -> Path:
+    """The checkout whose pages are timed: this one, or `--code DIR` (say, a git worktree of
+    an older commit, for a before/after on the same workspaces and the same machine load)."""
+    if "--code" in sys.argv:
+        return Path(sys.argv[sys.argv.index("--code") + 1]).resolve()
+    return Path(__file__).resolve().parent.parent
+
+
+REPO = _code_dir()
 sys.path.insert(0, str(REPO))
 
 PAGES = ("overview", "skills", "scenarios", "graph", "coverage", "synthesis", "tasks", "llm_costs", "settings")
 TARGET_S = 2.0
+PRELOAD = (REPO / "pages" / "preload.py").exists()  # absent in versions before it, for a before/after run
 
 # Words for generated skills: categories, their binaries, and syllables for made-up nouns so
 # that no two skills share enough word 3-grams to be near-duplicates.
@@ -188,13 +198,16 @@ def _render(page: str, at=None):
     return at, dt
 
 
-def cold_first_render(page: str, root: Path) -> float:
+def cold_first_render(page: str, root: Path, preloaded: bool = False) -> float:
     """The first render of a page in a fresh process that has only Streamlit loaded: what the
-    first visitor of a page pays on a server that has not run it yet (imports included)."""
+    first visitor of a page pays on a server that has not run it yet (imports included).
+    `preloaded`: once the app's background preload (pages/preload.py) has finished."""
     import subprocess
-    code = ("import sys, time; sys.path.insert(0, %r); sys.argv = ['x']; import page_speed as ps; "
-            "import streamlit.testing.v1; ps._app_test(ps.REPO / 'pages' / 'settings.py'); "
-            "print(ps._render(%r)[1])") % (str(Path(__file__).parent), page)
+    warm_up = "from pages import preload; preload.start().join()" if preloaded else "pass"
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            f"sys.argv = ['x', '--code', {str(REPO)!r}]; import page_speed as ps; "
+            "ps._app_test(ps.REPO / 'pages' / 'settings.py'); "  # a server scans components at start
+            f"{warm_up}; print(ps._render({page!r})[1])")
     out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, WORKBENCH_HOME=str(root)),
                          capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
@@ -203,6 +216,7 @@ def cold_first_render(page: str, root: Path) -> float:
 def time_pages(root: Path, repeat: int, profile_dir: Path | None) -> dict[str, dict[str, float]]:
     os.environ["WORKBENCH_HOME"] = str(root)
     cold = {page: cold_first_render(page, root) for page in PAGES}
+    preloaded = {page: cold_first_render(page, root, preloaded=True) for page in PAGES} if PRELOAD else {}
     for page in PAGES:  # warm the process: imports, numba compilation, the workspace opened
         _render(page)
     out: dict[str, dict[str, float]] = {}
@@ -214,7 +228,8 @@ def time_pages(root: Path, repeat: int, profile_dir: Path | None) -> dict[str, d
             first.append(dt)
             warm.append(_render(page)[1])
             rerun.append(_render(page, at)[1])
-        out[page] = {"cold": cold[page], "first": min(first), "warm": min(warm), "rerun": min(rerun)}
+        out[page] = {"cold": cold[page], "preloaded": preloaded.get(page, float("nan")),
+                     "first": min(first), "warm": min(warm), "rerun": min(rerun)}
         if profile_dir is not None:
             _profile(page, root, profile_dir)
     return out
@@ -254,6 +269,7 @@ def main() -> None:
     ap.add_argument("--rebuild", action="store_true")
     ap.add_argument("--only", choices=["demo", "large"], help="time one workspace only")
     ap.add_argument("--profile", type=Path, help="write a cProfile of each page's first render here")
+    ap.add_argument("--code", type=Path, help="time the pages of this checkout instead (read before the imports)")
     args = ap.parse_args()
     workspaces = {}
     if args.only in (None, "demo"):
@@ -262,25 +278,26 @@ def main() -> None:
         workspaces[f"{args.skills // 1000}k"] = ensure_workspace(
             args.cache_dir / f"large-{args.skills}", lambda r: build_large(r, args.skills, args.tasks), args.rebuild)
     results = {name: time_pages(root, args.repeat, args.profile) for name, root in workspaces.items()}
-    print(f"{'workspace':<10} {'page':<11} {'cold s':>7} {'first s':>8} {'warm s':>8} {'rerun s':>8} "
-          f"{'first/warm':>10}")
+    print(f"{'workspace':<10} {'page':<11} {'cold s':>7} {'preloaded s':>11} {'first s':>8} {'warm s':>8} "
+          f"{'rerun s':>8} {'first/warm':>10}")
     for name, pages in results.items():
         for page, t in pages.items():
             flag = "" if t["warm"] <= TARGET_S else "  over target"
-            print(f"{name:<10} {page:<11} {t['cold']:7.2f} {t['first']:8.2f} {t['warm']:8.2f} {t['rerun']:8.2f} "
-                  f"{t['first'] / t['warm']:10.1f}{flag}")
-    rows = [(t["warm"], f"{name}/{page}", t) for name, pages in results.items() for page, t in pages.items()]
-    worst_s, worst, _ = max(rows, key=lambda r: r[0])
-    worst_first_s, worst_first, _ = max(((t["first"], k, t) for _, k, t in rows), key=lambda r: r[0])
-    worst_cold_s, worst_cold, _ = max(((t["cold"], k, t) for _, k, t in rows), key=lambda r: r[0])
-    total_first = sum(t["first"] for *_, t in rows)
-    total_warm = sum(t["warm"] for *_, t in rows)
-    load = os.getloadavg()[0]
-    print(f"RESULT worst_page_s={worst_s:.2f} worst_page={worst} worst_first_s={worst_first_s:.2f} "
-          f"worst_first_page={worst_first} worst_cold_s={worst_cold_s:.2f} worst_cold_page={worst_cold} "
-          f"speedup_first_vs_warm={total_first / total_warm:.1f} "
-          f"pages_over_target={sum(1 for r in rows if r[0] > TARGET_S)} target_s={TARGET_S} load1={load:.1f}")
+            print(f"{name:<10} {page:<11} {t['cold']:7.2f} {t['preloaded']:11.2f} {t['first']:8.2f} "
+                  f"{t['warm']:8.2f} {t['rerun']:8.2f} {t['first'] / t['warm']:10.1f}{flag}")
+    rows = {f"{name}/{page}": t for name, pages in results.items() for page, t in pages.items()}
 
+    def worst(kind: str) -> str:
+        page = max(rows, key=lambda k: rows[k][kind])
+        return f"worst_{kind}_s={rows[page][kind]:.2f} worst_{kind}_page={page}"
+    warm_page = max(rows, key=lambda k: rows[k]["warm"])
+    ratio = sum(t["first"] for t in rows.values()) / sum(t["warm"] for t in rows.values())
+    over = sum(1 for t in rows.values() if t["warm"] > TARGET_S)
+    kinds = ["first", "cold"] + (["preloaded"] if PRELOAD else [])
+    print(f"RESULT worst_page_s={rows[warm_page]['warm']:.2f} worst_page={warm_page} "
+          + " ".join(worst(k) for k in kinds)
+          + f" speedup_first_vs_warm={ratio:.1f} pages_over_target={over} target_s={TARGET_S} "
+          f"code={REPO} load1={os.getloadavg()[0]:.1f}")
 
 if __name__ == "__main__":
     main()
