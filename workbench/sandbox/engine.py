@@ -38,10 +38,12 @@ class SandboxError(RuntimeError):
 
 
 # PID 1 of every container: reaps orphans (bash waits for any child), ignores signals sent
-# from inside, and exits on EOF of the stdin its owner holds open or after the lifetime.
-# As PID 1 it also survives a `kill -9 -1` that clears a solution's leftovers.
+# from inside, and exits on EOF of the stdin its owner holds open (read's status 1) or after
+# the lifetime; a line written to that stdin from inside (status 0) changes nothing. As PID 1
+# it also survives a `kill -9 -1` that clears a solution's leftovers. Builtins only: no fork.
 KEEPER = ('trap "" TERM INT HUP QUIT USR1 USR2; end=$((SECONDS + {lifetime})); '
-          'while [ "$SECONDS" -lt "$end" ]; do read -r -t 1 _; [ $? -gt 128 ] || exit 0; done')
+          'while [ "$SECONDS" -lt "$end" ]; do read -r -t 1 _; rc=$?; '
+          '[ "$rc" -eq 0 ] || [ "$rc" -gt 128 ] || exit 0; done')
 
 
 def _default_lifetime() -> float:
