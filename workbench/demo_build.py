@@ -110,7 +110,7 @@ def ensure_demo(workspace: str | None, *, docker_setup: Path | None = None) -> W
     docker = _DockerSetup(ws, docker_setup) if "docker" in keys else None
     if docker:
         tracker.start("docker", f"log: {docker.log}")
-    stop = _stop_on_sigterm()
+    stop, previous = _stop_on_sigterm()
     try:
         for key in todo:
             _STAGES[key](ws, tracker, docker, stop)
@@ -119,22 +119,26 @@ def ensure_demo(workspace: str | None, *, docker_setup: Path | None = None) -> W
         for st in tracker.status.stages:
             if st.state == "running":
                 st.state = "failed"
-        tracker.status.state = "stopped" if isinstance(exc, (KeyboardInterrupt, SystemExit)) else "failed"
-        tracker.status.error = f"{exc.__class__.__name__}: {exc}"
+        stopped = isinstance(exc, (KeyboardInterrupt, SystemExit))
+        tracker.status.state = "stopped" if stopped else "failed"
+        tracker.status.error = "stopped by a signal" if stopped else f"{exc.__class__.__name__}: {exc}"
         raise
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)   # the caller's own handling, e.g. a test runner
         if docker:
             docker.stop()
         write_status(ws.root, tracker.status)
     return ws
 
 
-def _stop_on_sigterm() -> threading.Event:
+def _stop_on_sigterm():
     """SIGTERM (the app stopping its build) ends the build like Ctrl-C; during synthesis it
-    first asks the batch to stop cleanly so its containers are removed."""
+    first asks the batch to stop cleanly so its containers are removed. Returns the stop
+    event and the handler it replaced (None off the main thread, where none is installed)."""
     stop = threading.Event()
     if threading.current_thread() is not threading.main_thread():
-        return stop
+        return stop, None
 
     def handler(signum, frame):
         if not stop.is_set():
@@ -142,8 +146,8 @@ def _stop_on_sigterm() -> threading.Event:
             if _in_synthesis.is_set():
                 return
         raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, handler)
-    return stop
+    previous = signal.signal(signal.SIGTERM, handler)
+    return stop, signal.SIG_DFL if previous is None else previous   # None: installed from C
 
 
 _in_synthesis = threading.Event()
