@@ -1,4 +1,4 @@
-"""Store reads for the pages, kept in Streamlit's data cache until the store changes.
+"""Store reads for the pages, kept in Streamlit's cache until the store changes.
 
 Each query here is a `workbench.store` function `fn(db, *args)` called as `fn(ws, *args)`.
 Its results are cached under the workspace's data revision (`workbench.store.revision`):
@@ -8,6 +8,7 @@ edit shows up on the next render, while an unchanged store is read from memory (
 """
 from __future__ import annotations
 
+import copy
 import functools
 from collections.abc import Callable
 from pathlib import Path
@@ -29,17 +30,21 @@ TTL_S = 3600  # a bound on memory held for a workspace nobody looks at; correctn
 
 
 def store_query(fn: Callable[..., Any], max_entries: int = 8) -> Callable[..., Any]:
-    """`fn(db, *args)` as `query(ws, *args)`, cached per (workspace, revision, args)."""
+    """`fn(db, *args)` as `query(ws, *args)`, cached per (workspace, revision, args).
+
+    Kept as objects (`cache_resource`) and handed out as copies: `cache_data` pickles, and
+    unpickling the skills table (20k rows with list columns) took 0.5 s, more than the query;
+    a copy takes milliseconds and leaves the cached value untouched by what a page does."""
     def run(db_path: str, rev: str, *args, **kwargs):
         return fn(Database(Path(db_path)), *args, **kwargs)
     # Streamlit keys a cache on the function's module, qualname and source; the source of
     # `run` is the same for every query, so the qualname carries the query's own name.
     run.__qualname__ = f"store_query[{fn.__module__}.{fn.__qualname__}]"
-    cached = st.cache_data(ttl=TTL_S, max_entries=max_entries, show_spinner=False)(run)
+    cached = st.cache_resource(ttl=TTL_S, max_entries=max_entries, show_spinner=False)(run)
 
     @functools.wraps(fn)
     def query(ws: Workspace, *args, **kwargs):
-        return cached(str(ws.db_path), revision.current(ws.db_path), *args, **kwargs)
+        return copy.deepcopy(cached(str(ws.db_path), revision.current(ws.db_path), *args, **kwargs))
     return query
 
 

@@ -47,6 +47,16 @@ def test_unchanged_store_is_not_queried_again(demo_workspace):
     assert calls == ["accepted", "rejected"]
 
 
+def test_what_a_caller_does_to_a_result_leaves_the_cache_alone(demo_workspace):
+    query, calls = _counting_query()
+    first = query(demo_workspace, "accepted")
+    n = int(first["n"].iloc[0])
+    first.loc[0, "n"] = -1
+    first["extra"] = 1
+    again = query(demo_workspace, "accepted")
+    assert int(again["n"].iloc[0]) == n and "extra" not in again and calls == ["accepted"]
+
+
 def test_a_write_invalidates_the_cache(demo_workspace):
     query, calls = _counting_query()
     before = int(query(demo_workspace, "accepted")["n"].iloc[0])
