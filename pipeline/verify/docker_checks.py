@@ -45,27 +45,36 @@ def _sandbox(engine: Engine, image: str, limits: Limits, purpose: str):
     return engine.container(image, limits, purpose=purpose, mounts=[toolchain.ensure(engine).mount()])
 
 
-def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float) -> tuple[dict, str, str | None]:
+def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float,
+               watch: bool = False) -> tuple[dict, str, str | None]:
     """The sealed test phase (see verifier_phase): nothing of the solution left running, empty
-    verifier folders, tests copied in, test.sh on the toolchain; then reward and outcomes."""
+    verifier folders, tests copied in, test.sh on the toolchain; then reward and outcomes.
+    `watch`: also list the files the tests leave behind (details["test_writes"])."""
     timeout = cfg.verifier_timeout_sec * timeout_scale
+    saved = None
     try:
         phase.stop_strays(box)
         phase.prepare(box)
+        if watch:
+            saved = phase.snapshot(box)
     except phase.PhaseError as exc:
         return {"tests": [], "reward": None, "exit_code": None}, "", f"the test phase could not start clean: {exc}"
     box.put(bundle.under("tests"), "/tests")
     res = phase.run_test_sh(box, timeout)
     log = f"$ bash /tests/test.sh   (the verifier's own bash, python3 and pytest)\n{res.output}"
-    stray = None
+    stray, written = None, []
     if not res.stopped_by_limit:
         try:
             phase.stop_strays(box)   # before reading: nothing a test started may still write there
+            if saved:
+                written = phase.traces(box, saved)
         except phase.PhaseError as exc:
             stray = f"after the tests, {exc}"
     files = box.read_files(VERIFIER_DIR) if not (res.stopped_by_limit or stray) else {}
     reward, extra = read_reward(files)
     details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
+    if watch:
+        details["test_writes"] = written
     problem = stray
     if res.stopped_by_limit or res.oom_killed:
         problem = res.reason("tests/test.sh", timeout, box.limits.output_bytes)
@@ -123,24 +132,13 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
             return CheckResult(name="oracle", passed=False, reason=reason, seconds=time.monotonic() - t0, log=log,
                                details={"solve_exit_code": solve.exit_code, "timed_out": solve.timed_out,
                                         "output_capped": solve.output_capped, "tests": []})
-        trace_problem, written = None, []
-        try:
-            phase.stop_strays(box)
-            before = phase.snapshot(box)
-        except phase.PhaseError as exc:
-            before, trace_problem = None, f"the test phase could not start clean: {exc}"
-        details, test_log, problem = _run_tests(box, bundle, cfg, timeout_scale)
-        if before is not None and not problem:
-            try:
-                written = phase.traces(before, phase.snapshot(box))
-            except phase.PhaseError as exc:
-                trace_problem = f"the files the tests left could not be read: {exc}"
+        details, test_log, problem = _run_tests(box, bundle, cfg, timeout_scale, watch=True)
     details["solve_exit_code"] = solve.exit_code
-    details["test_writes"] = written[:50]
+    written = details.get("test_writes") or []
     log += "\n" + test_log
     failed = failing(details["tests"])
-    if problem or trace_problem:
-        passed, reason = False, problem or trace_problem
+    if problem:
+        passed, reason = False, problem
     elif solve.exit_code != 0:
         passed, reason = False, f"solution/solve.sh exited with code {solve.exit_code}"
     elif details["reward"] is None or details["reward"] < 1.0 or failed:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+import uuid
+from pathlib import Path
 
+from pipeline.verify import trace_scan
 from workbench.sandbox import toolchain
 
 VERIFIER_DIR = "/logs/verifier"
@@ -88,29 +90,18 @@ if os.path.isdir('/etc') and not os.path.islink('/etc'):
 print('READY')
 """
 
-# (size, mtime_ns) of each given path that is a regular file; None for anything else.
-SIGNATURES = r"""
-import json, os, stat, sys
-out = {}
-for p in json.loads(sys.argv[1]):
-    try:
-        st = os.lstat(p)
-        out[p] = [st.st_size, st.st_mtime_ns] if stat.S_ISREG(st.st_mode) else None
-    except OSError:
-        out[p] = 'gone'
-print(json.dumps(out))
-"""
-
 # Runs argv[2:] with exactly the environment given as JSON in argv[1].
 LAUNCH = "import json, os, sys; os.execve(sys.argv[2], sys.argv[2:], json.loads(sys.argv[1]))"
 
 # Where tests may write without it being a trace other tests could read: scratch, caches,
-# the verifier's own folders.
-SCRATCH_PREFIXES = ("/tmp/", "/var/tmp/", "/logs/", "/tests/", "/root/.cache/", "/dev/", "/proc/", "/run/",
+# pseudo file systems, the verifier's own folders.
+SCRATCH_PREFIXES = ("/tmp/", "/var/tmp/", "/logs/", "/tests/", "/root/.cache/", "/dev/", "/proc/", "/sys/", "/run/",
                     toolchain.ROOT + "/", "/etc/ld.so.preload")
 # Files that reading commands rewrite on their own: bytecode caches, and git's index, which
 # `git status` refreshes (stat data only) in a repository it merely inspects.
 SELF_WRITTEN = ("__pycache__", "/.git/index")
+_SKIP = json.dumps({"prefixes": SCRATCH_PREFIXES, "parts": SELF_WRITTEN})
+_SCAN_SOURCE = Path(trace_scan.__file__).read_text()
 
 
 class PhaseError(RuntimeError):
@@ -124,18 +115,31 @@ def _tool(box, code: str, *args: str, timeout_s: float = 30.0):
     return res.output
 
 
+def pid_count(box) -> int | None:
+    """The container's pid count from its cgroup on this host (instant; the daemon's stats call
+    takes a second after the first), else from the daemon. Neither can be faked from inside."""
+    cid = box.container.id
+    for path in (f"/sys/fs/cgroup/pids/docker/{cid}/pids.current", f"/sys/fs/cgroup/docker/{cid}/pids.current",
+                 f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/pids.current"):
+        try:
+            return int(Path(path).read_text())
+        except (OSError, ValueError):
+            continue
+    return box.process_count()
+
+
 def stop_strays(box) -> None:
-    """Kill every process the solution (or a test) left, and confirm it from the daemon."""
+    """Kill every process the solution (or a test) left, and confirm the count from outside."""
     out = _tool(box, STOP_STRAYS)
     if "LEFT" in out:
         raise PhaseError(f"processes could not be stopped ({out.strip()})")
     kept = 1 + int(out.strip().rsplit("KEPT", 1)[-1] or 0)
     deadline = time.monotonic() + STRAY_WAIT_S
-    while True:   # the daemon's count includes zombies until PID 1 has reaped them
-        count = box.process_count()
+    while True:   # the count includes the killer's exec and zombies until they are reaped
+        count = pid_count(box)
         if count is None or count <= kept or time.monotonic() > deadline:
             break
-        time.sleep(0.05)
+        time.sleep(0.02)
     if count is not None and count > kept:
         raise PhaseError(f"{count - kept} processes still alive after they were all killed")
 
@@ -144,44 +148,16 @@ def prepare(box) -> None:
     _tool(box, PREPARE)
 
 
-def signatures(box, paths: list[str]) -> dict:
-    if not paths:
-        return {}
-    return json.loads(_tool(box, SIGNATURES, json.dumps(paths)).strip().splitlines()[-1])
+def snapshot(box) -> str:
+    """Record, inside the container, every file outside scratch as it is now; returns the record's path."""
+    path = f"/tmp/.wb-before-{uuid.uuid4().hex}.json"
+    _tool(box, _SCAN_SOURCE, "save", path, _SKIP)
+    return path
 
 
-def changed_paths(box) -> list[str]:
-    """Paths the container's writable layer holds (added, changed or deleted since the image),
-    as the daemon reports them; no process inside can hide from it."""
-    try:
-        return sorted(d["Path"] for d in (box.container.diff() or []))
-    except Exception:
-        return []
-
-
-@dataclass
-class Snapshot:
-    paths: set[str]
-    sigs: dict
-
-
-def snapshot(box) -> Snapshot:
-    paths = [p for p in changed_paths(box) if not p.startswith(SCRATCH_PREFIXES)
-             and not any(s in p for s in SELF_WRITTEN)]
-    return Snapshot(set(paths), signatures(box, paths))
-
-
-def traces(before: Snapshot, after: Snapshot) -> list[str]:
-    """Files the tests created, changed or removed outside scratch folders."""
-    out = []
-    for p in sorted(after.paths):
-        sig = after.sigs.get(p)
-        if p not in before.paths:
-            if sig is not None:     # a new file, or a removed one; a touched folder alone is no trace
-                out.append(p)
-        elif sig != before.sigs.get(p) and sig is not None:
-            out.append(p)
-    return out
+def traces(box, saved: str) -> list[str]:
+    """Files the tests created, changed or removed outside scratch since `snapshot`."""
+    return json.loads(_tool(box, _SCAN_SOURCE, "compare", saved, _SKIP).strip().splitlines()[-1])
 
 
 def run_test_sh(box, timeout_s: float):
