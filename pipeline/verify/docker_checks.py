@@ -51,9 +51,9 @@ def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float,
     verifier folders, tests copied in, test.sh on the toolchain; then reward and outcomes.
     `watch`: also list the files the tests leave behind (details["test_writes"])."""
     timeout = cfg.verifier_timeout_sec * timeout_scale
-    saved = None
+    saved, strays = None, 0
     try:
-        phase.stop_strays(box)
+        strays = phase.stop_strays(box)
         phase.prepare(box)
         if watch:
             saved = phase.snapshot(box)
@@ -73,6 +73,7 @@ def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float,
     files = box.read_files(VERIFIER_DIR) if not (res.stopped_by_limit or stray) else {}
     reward, extra = read_reward(files)
     details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
+    details["strays_stopped"] = strays
     if watch:
         details["test_writes"] = written
     problem = stray
@@ -129,6 +130,9 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
             reason = (f"solution/solve.sh left {box.process_count()} processes running at the limit of "
                       f"{limits.pids}: {FORK_HINT}") if forking else \
                 solve.reason("solution/solve.sh", cfg.agent_timeout_sec * timeout_scale, limits.output_bytes)
+            if solve.timed_out and "fork: retry: Resource temporarily unavailable" in solve.output:
+                # Under load a fork bomb's own bash can outlive the limit while it retries forks.
+                reason += f" ({FORK_HINT})"
             return CheckResult(name="oracle", passed=False, reason=reason, seconds=time.monotonic() - t0, log=log,
                                details={"solve_exit_code": solve.exit_code, "timed_out": solve.timed_out,
                                         "output_capped": solve.output_capped, "tests": []})
@@ -137,7 +141,12 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
     written = details.get("test_writes") or []
     log += "\n" + test_log
     failed = failing(details["tests"])
-    if problem:
+    strays = details.get("strays_stopped", 0)
+    # A fork bomb, stopped before the tests: many processes, or some and a pid table seen full.
+    if strays >= limits.pids * 0.9 or (strays and "Resource temporarily unavailable" in solve.output):
+        passed, reason = False, (f"solution/solve.sh left processes behind that kept forking ({strays} "
+                                 f"killed before the tests; the limit is {limits.pids}): {FORK_HINT}")
+    elif problem:
         passed, reason = False, problem
     elif solve.exit_code != 0:
         passed, reason = False, f"solution/solve.sh exited with code {solve.exit_code}"

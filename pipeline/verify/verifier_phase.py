@@ -49,9 +49,10 @@ if init in ('docker-init', 'tini'):
     kids = [(st, p) for p, (s, pp, st) in procs().items() if pp == 1]
     if kids:
         keep.add(min(kids)[1])
-left = []
+left, killed = [], 0
 for _ in range(200):
     live = [p for p, (s, pp, st) in procs().items() if s != 'Z' and p not in keep]
+    killed += len(live)
     if not live:
         break
     for p in live:
@@ -63,7 +64,7 @@ for _ in range(200):
     left = live
 else:
     print('LEFT', len(left))
-print('KEPT', len(keep))
+print('KILLED', killed, 'KEPT', len(keep))
 """
 
 # Empties what the tests read and write; every path is removed whatever the solution made of
@@ -128,8 +129,9 @@ def pid_count(box) -> int | None:
     return box.process_count()
 
 
-def stop_strays(box) -> None:
-    """Kill every process the solution (or a test) left, and confirm the count from outside."""
+def stop_strays(box) -> int:
+    """Kill every process the solution (or a test) left, and confirm the count from outside;
+    returns how many were killed (a fork bomb's respawning children count each time)."""
     out = _tool(box, STOP_STRAYS)
     if "LEFT" in out:
         raise PhaseError(f"processes could not be stopped ({out.strip()})")
@@ -142,6 +144,7 @@ def stop_strays(box) -> None:
         time.sleep(0.02)
     if count is not None and count > kept:
         raise PhaseError(f"{count - kept} processes still alive after they were all killed")
+    return int(out.split("KILLED", 1)[1].split()[0])
 
 
 def prepare(box) -> None:
