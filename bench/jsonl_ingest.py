@@ -4,18 +4,22 @@ A generated export of distinct records (random words, so the near-duplicate filt
 template) with one malformed line in a hundred and one oversized line, ingested twice into
 fresh workspaces in the same run:
 
-- `streamed`: what ingest does now (a record's fields are its front matter, commits about
-  once a second, problems committed with them);
-- `baseline`: the previous path, emulated here (every record's YAML re-parsed, one commit per
-  40 records).
+- `streamed`: what ingest does now (records parsed and filtered in worker processes, a
+  record's fields taken as its front matter, commits about once a second, problems
+  committed with them);
+- `baseline`: the previous path, emulated here (one process, every record's YAML re-parsed,
+  one commit per 40 records).
 
-The whole ingest is timed: read, parse, filter, near-duplicate pass and store. Peak RSS is
-printed too: the oversized line must be refused in bounded reads, not held.
+The whole ingest is timed: read, parse, filter, near-duplicate pass and store; wall clock
+and CPU seconds (this process and its workers), since on a shared machine the wall clock
+says as much about the neighbours. Peak RSS is printed too: the oversized line must be
+refused in bounded reads, not held.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import sys
@@ -26,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from pipeline.ingest import run  # noqa: E402
+from pipeline.ingest import jsonl_workers, run  # noqa: E402
 from workbench.workspace import Workspace  # noqa: E402
 
 
@@ -61,24 +65,31 @@ def make_export(path: Path, n: int, big_mb: int, seed: int = 0) -> int:
 
 @contextmanager
 def previous_path():
-    """Re-parse every record's YAML and commit every 40 records, as ingest did before."""
-    saved = (run.build_skill, run.FLUSH_S, run.MAX_CHUNK)
-    run.build_skill = lambda text, front_matter=None, **kw: saved[0](text, **kw)
+    """One process, every record's YAML re-parsed, a commit every 40 records: as before."""
+    saved = (jsonl_workers.build_skill, jsonl_workers.worker_count, run.FLUSH_S, run.MAX_CHUNK)
+    jsonl_workers.build_skill = lambda text, front_matter=None, **kw: saved[0](text, **kw)
+    jsonl_workers.worker_count = lambda: 1
     run.FLUSH_S, run.MAX_CHUNK = 0.0, run.CHUNK
     try:
         yield
     finally:
-        run.build_skill, run.FLUSH_S, run.MAX_CHUNK = saved
+        jsonl_workers.build_skill, jsonl_workers.worker_count, run.FLUSH_S, run.MAX_CHUNK = saved
 
 
-def timed_ingest(root: Path, export: Path, good: int) -> float:
+def _cpu_s() -> float:
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def timed_ingest(root: Path, export: Path, good: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one ingest into a fresh workspace."""
     ws = Workspace.open(root)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu_s()
     report = run.ingest(ws, [export])
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _cpu_s() - c0
     assert len(report.new) == good, (len(report.new), good)
     assert any("over the 1 MiB limit" in p.reason for p in report.problems) or not args.big_mb
-    return seconds
+    return seconds, cpu
 
 
 def main() -> None:
@@ -90,16 +101,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "export.jsonl"
         good = make_export(export, args.records, args.big_mb)
-        streamed_s = timed_ingest(Path(tmp) / "ws-streamed", export, good)
+        streamed_s, streamed_cpu = timed_ingest(Path(tmp) / "ws-streamed", export, good)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         with previous_path():
-            baseline_s = timed_ingest(Path(tmp) / "ws-baseline", export, good)
+            baseline_s, baseline_cpu = timed_ingest(Path(tmp) / "ws-baseline", export, good)
     lines = args.records
-    print(f"{lines} lines ({good} good, {lines - good - bool(args.big_mb)} malformed, "
-          f"one of {args.big_mb} MB): streamed {streamed_s:.1f} s, baseline {baseline_s:.1f} s")
+    print(f"{lines} lines ({good} good, {lines - good - bool(args.big_mb)} malformed, one of {args.big_mb} MB), "
+          f"{jsonl_workers.worker_count()} workers, load average {os.getloadavg()[0]:.1f}")
+    print(f"streamed: {streamed_s:.1f} s wall, {streamed_cpu:.1f} CPU s; "
+          f"baseline: {baseline_s:.1f} s wall, {baseline_cpu:.1f} CPU s")
     print(f"peak RSS after the streamed ingest: {rss_mb:.0f} MB")
     print(f"RESULT records_per_s={lines / streamed_s:.0f} baseline_records_per_s={lines / baseline_s:.0f} "
-          f"speedup_vs_baseline={baseline_s / streamed_s:.2f} peak_rss_mb={rss_mb:.0f}")
+          f"speedup_vs_baseline={baseline_s / streamed_s:.2f} records_per_cpu_s={lines / streamed_cpu:.0f} "
+          f"baseline_records_per_cpu_s={lines / baseline_cpu:.0f} peak_rss_mb={rss_mb:.0f}")
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ def record_to_skill_md(record: dict) -> str:
     return "---\n" + yaml.safe_dump(fm, sort_keys=False, allow_unicode=True) + "---\n" + body
 
 
-def _lines(fh) -> Iterator[tuple[int, bytes | None, int]]:
+def read_lines(fh) -> Iterator[tuple[int, bytes | None, int]]:
     """(line number, bytes or None when over the cap, size) without ever holding more than the
     cap: an oversized line is skipped in cap-sized reads, so a 50 MB line costs 1 MiB of memory."""
     lineno = 0
@@ -88,16 +88,21 @@ def _record(lineno: int, raw: bytes, where: str) -> Record:
                   record_front_matter(record))
 
 
+def records_of(export: JsonlExport, lines: list[tuple[int, bytes | None, int]]) -> Iterator[Record]:
+    """One Record per non-empty line of those `read_lines` gave."""
+    for lineno, raw, size in lines:
+        where = record_path(export, lineno)
+        if raw is None:
+            yield Record(lineno, problem=PackageError(
+                where, f"record is {size / 1e6:.1f} MB, over the {MAX_SKILL_MD_BYTES >> 20} MiB limit"))
+        elif raw.strip():
+            yield _record(lineno, raw, where)
+
+
 def read_records(export: JsonlExport) -> Iterator[Record]:
     """One Record per non-empty line, read as a stream."""
     with open(export.path, "rb") as fh:
-        for lineno, raw, size in _lines(fh):
-            where = record_path(export, lineno)
-            if raw is None:
-                yield Record(lineno, problem=PackageError(
-                    where, f"record is {size / 1e6:.1f} MB, over the {MAX_SKILL_MD_BYTES >> 20} MiB limit"))
-            elif raw.strip():
-                yield _record(lineno, raw, where)
+        yield from records_of(export, read_lines(fh))
 
 
 def record_key(export: JsonlExport, name: str | None, lineno: int) -> str:

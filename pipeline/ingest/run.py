@@ -16,10 +16,10 @@ from datetime import datetime
 from pathlib import Path
 
 from pipeline.filters import runner
-from pipeline.ingest import jsonl_export, packages
+from pipeline.ingest import jsonl_workers, packages
 from pipeline.ingest.skill_builder import build_skill
 from pipeline.ingest.skill_markdown import SkillFormatError
-from workbench.models import IngestProblem, ParsedSkill
+from workbench.models import FilterVerdict, IngestProblem, ParsedSkill
 from workbench.store import skills as skill_store
 from workbench.workspace import Workspace
 
@@ -49,57 +49,32 @@ class IngestReport:
 
 
 def _parse_all(refs, on_progress: Progress | None):
-    """Yield ParsedSkill or IngestProblem for every package and JSONL record."""
+    """Yield (ParsedSkill, its verdicts or None when not yet run) or an IngestProblem for every
+    package and JSONL record."""
     total = len(refs)
     for n, ref in enumerate(refs, start=1):
         if on_progress:
             on_progress(n - 1, total, str(getattr(ref, "folder", getattr(ref, "path", ""))))
         if isinstance(ref, packages.JsonlExport):
-            yield from _parse_jsonl(ref)
+            try:
+                yield from jsonl_workers.parse_export(ref)
+            except OSError as exc:
+                yield IngestProblem(source=str(ref.path), file=str(ref.path), reason=f"cannot read: {exc.strerror}")
             continue
         source = str(ref.folder)
         try:
             text, files, digest = packages.read_folder(ref)
             yield build_skill(text, where=f"{ref.folder}/SKILL.md", skill_key=ref.key,
                               source_kind="folder", source_path=source, source_ref=ref.source_ref,
-                              package_files=files, content_hash=digest)
+                              package_files=files, content_hash=digest), None
         except packages.PackageError as exc:
             yield IngestProblem(source=source, file=exc.file, reason=exc.reason)
         except SkillFormatError as exc:
-            yield IngestProblem(source=source, file=f"{ref.folder}/SKILL.md", reason=_strip_where(str(exc)))
+            yield IngestProblem(source=source, file=f"{ref.folder}/SKILL.md", reason=exc.reason)
         except Exception as exc:  # a parser bug must cost one package, not the batch
             yield IngestProblem(source=source, file=source, reason=f"could not be read: {exc!r}")
     if on_progress:
         on_progress(total, total, "done")
-
-
-def _parse_jsonl(ref: packages.JsonlExport):
-    source = str(ref.path)
-    try:
-        for rec in jsonl_export.read_records(ref):
-            where = jsonl_export.record_path(ref, rec.lineno)
-            if rec.problem:
-                yield IngestProblem(source=source, file=where, reason=rec.problem.reason)
-                continue
-            try:
-                skill = build_skill(rec.text, where=where, skill_key=jsonl_export.record_key(ref, rec.name, rec.lineno),
-                                    source_kind="jsonl", source_path=where, source_ref=None,
-                                    package_files=[], content_hash=rec.digest, front_matter=rec.front_matter)
-                # A whole-SKILL.md record only names itself inside its front matter.
-                yield skill if rec.name else skill.model_copy(
-                    update={"skill_key": jsonl_export.record_key(ref, skill.name, rec.lineno)})
-            except SkillFormatError as exc:
-                yield IngestProblem(source=source, file=where, reason=_strip_where(str(exc)))
-            except Exception as exc:  # a parser bug must cost one record, not the export
-                yield IngestProblem(source=source, file=where, reason=f"could not be read: {exc!r}")
-    except OSError as exc:
-        yield IngestProblem(source=source, file=source, reason=f"cannot read: {exc.strerror}")
-
-
-def _strip_where(message: str) -> str:
-    """SkillFormatError messages start with the location, which the report shows apart."""
-    head, sep, rest = message.partition(": ")
-    return rest if sep and ("/" in head or "#L" in head) else message
 
 
 def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None) -> IngestReport:
@@ -115,16 +90,18 @@ def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None
         if isinstance(item, IngestProblem):
             batch.problems.append(item)
         else:
+            skill, verdicts = item
             report.found += 1
-            sid = item.content_hash[:16]
+            sid = skill.content_hash[:16]
             if sid in known_ids:
                 report.unchanged += 1
             else:
                 known_ids.add(sid)
-                version = versions.get(item.skill_key, 0) + 1
-                versions[item.skill_key] = version
-                (report.new if version == 1 else report.new_versions).append(item.skill_key)
-                batch.skills.append((sid, version, item))
+                version = versions.get(skill.skill_key, 0) + 1
+                versions[skill.skill_key] = version
+                (report.new if version == 1 else report.new_versions).append(skill.skill_key)
+                batch.skills.append((sid, version, skill))
+                batch.verdicts.extend(verdicts if verdicts is not None else runner.check_skill(sid, skill))
         batch.maybe_flush()
     batch.flush()
     if report.new or report.new_versions:
@@ -150,6 +127,7 @@ class _Batch:
     def __init__(self, ws: Workspace, report: IngestReport) -> None:
         self.ws, self.report = ws, report
         self.skills: list[tuple[str, int, ParsedSkill]] = []
+        self.verdicts: list[FilterVerdict] = []
         self.problems: list[IngestProblem] = []
         self.last = time.monotonic()
 
@@ -163,14 +141,14 @@ class _Batch:
         if not self.skills and not self.problems:
             return
         now = datetime.now()
-        verdicts = [v for sid, _, s in self.skills for v in runner.check_skill(sid, s)]
         self.report.problems.extend(self.problems)
         with self.ws.db.write() as con:
             skill_store.insert_skills(con, self.skills, self.report.run_id, now)
-            skill_store.upsert_verdicts(con, verdicts, self.report.run_id, now)
+            skill_store.upsert_verdicts(con, self.verdicts, self.report.run_id, now)
             skill_store.insert_ingest_problems(con, self.report.run_id, self.problems, now)
             skill_store.update_ingest_run(con, self.report.run_id, _counts(self.report))
         self.skills.clear()
+        self.verdicts.clear()
         self.problems.clear()
         self.last = time.monotonic()
 

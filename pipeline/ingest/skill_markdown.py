@@ -15,6 +15,12 @@ from pipeline.ingest import value_bounds
 class SkillFormatError(ValueError):
     """The text is not a usable SKILL.md; the message says what and where."""
 
+    @property
+    def reason(self) -> str:
+        """The message without its leading location, which a report shows apart."""
+        head, sep, rest = str(self).partition(": ")
+        return rest if sep and ("/" in head or "#L" in head) else str(self)
+
 
 _FM = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)(?:\r?\n)?^---[ \t]*\r?$\n?", re.S | re.M)
 _HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")

@@ -4,18 +4,26 @@ bomb in one package costs that package, not the run."""
 from __future__ import annotations
 
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from tests.helpers import cli, write_skill
+from pipeline.ingest import jsonl_workers
 from pipeline.ingest.run import ingest
 from workbench.workspace import Workspace
 
 N_RECORDS = 8_000
 BAD_EVERY = 200
+
+
+# What `workbench ingest` runs, without the CLI around it.
+_INGEST = ("import sys; from pathlib import Path; from pipeline.ingest.run import ingest; "
+           "from workbench.workspace import Workspace; ingest(Workspace.open(sys.argv[1]), [Path(sys.argv[2])])")
 
 
 def write_export(path, n: int = N_RECORDS) -> set[int]:
@@ -45,6 +53,25 @@ def _store(ws: Workspace) -> dict:
     return {"runs": runs, "errors": errors, "skills": skills}
 
 
+def _children(pid: int) -> set[int]:
+    kids = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.add(int(stat.parent.name))
+    return kids
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _line(path: str) -> int:
     return int(path.rsplit("#L", 1)[1])
 
@@ -52,15 +79,17 @@ def _line(path: str) -> int:
 def test_sigkill_mid_way_keeps_the_run_row_and_its_problems_and_a_rerun_goes_on(tmp_path):
     export = tmp_path / "big.jsonl"
     bad = write_export(export)
+    assert export.stat().st_size > jsonl_workers.POOL_MIN_BYTES  # the worker pool's path
     root = tmp_path / "ws"
     ws = Workspace.open(root)
-    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "--workspace", str(root), "ingest",
-                             str(export), "--json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen([sys.executable, "-c", _INGEST, str(root), str(export)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         deadline = time.monotonic() + 240
+        workers: set[int] = set()
         while time.monotonic() < deadline and proc.poll() is None:
-            seen = _store(ws)
-            if len(seen["errors"]) >= 2:
+            workers |= _children(proc.pid)
+            if len(_store(ws)["errors"]) >= 2:
                 break
             time.sleep(0.2)
         assert proc.poll() is None, "the ingest ended before it could be killed: " + proc.stderr.read().decode()
@@ -69,6 +98,12 @@ def test_sigkill_mid_way_keeps_the_run_row_and_its_problems_and_a_rerun_goes_on(
     finally:
         if proc.poll() is None:
             proc.kill()
+    # Its worker processes end with it.
+    assert workers
+    end = time.monotonic() + 15
+    while any(_alive(w) for w in workers) and time.monotonic() < end:
+        time.sleep(0.2)
+    assert not [w for w in workers if _alive(w)]
     first = _store(ws)
     [(run_id, finished, found, new_skills, errors)] = first["runs"]
     assert finished is None  # interrupted, and the row says how far it got
