@@ -94,7 +94,9 @@ def serve(plan: BindPlan) -> None:
     that stop the server, and returns once it has stopped."""
     from streamlit.web import cli as stcli
     stcli.main(args=["run", str(APP_SCRIPT), "--server.address", plan.host, "--server.port", str(plan.port),
-                     "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+                     "--server.headless", "true", "--browser.gatherUsageStats", "false",
+                     # no HTTP route that drives the app without a browser session
+                     "--server.enableAgentApi", "false"],
                prog_name="streamlit", standalone_mode=False)
 
 
