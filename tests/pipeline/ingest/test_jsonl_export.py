@@ -8,6 +8,7 @@ import tracemalloc
 from pipeline.ingest import jsonl_export
 from pipeline.ingest.packages import MAX_SKILL_MD_BYTES, JsonlExport
 from pipeline.ingest.run import ingest
+from workbench.store import skills as skill_store
 
 
 def good(i: int) -> str:
@@ -69,6 +70,10 @@ def test_hostile_records_are_reported_with_their_reason(workspace, tmp_path):
     }
     assert sorted(report.new) == ["hostile.jsonl#jq-filter-1", "hostile.jsonl#jq-filter-2",
                                   "hostile.jsonl#one-line"]
+    # The one enormous line is a skill without steps: stored, and rejected by that rule.
+    table = skill_store.skills_table(workspace.db).set_index("name")
+    assert table.loc["one-line", "status"] == "rejected"
+    assert list(table.loc["one-line", "flagged_rules"]) == ["workflow.steps"]
 
 
 def _nest(depth: int):
