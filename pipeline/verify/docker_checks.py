@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from pipeline.verify import verifier_phase as phase
 from pipeline.verify.reward import contradiction, failing, read_reward, read_tests
@@ -20,6 +21,7 @@ from workbench.sandbox.toolchain import ToolchainError
 
 VERIFIER_DIR = phase.VERIFIER_DIR
 FORK_HINT = "process limit reached: something forks without end"
+TOOLCHAIN_UNUSABLE = "the verifier's own toolchain could not be used"
 
 
 def limits_for(cfg: TaskToml, timeout_scale: float = 1.0) -> Limits:
@@ -40,9 +42,13 @@ def check_build(engine: Engine, bundle: TaskBundle, cfg: TaskToml, timeout_scale
                        details={"image": res.image, "cached": res.cached}), res
 
 
+@contextmanager
 def _sandbox(engine: Engine, image: str, limits: Limits, purpose: str):
-    """A check container with the verifier's read-only toolchain mounted."""
-    return engine.container(image, limits, purpose=purpose, mounts=[toolchain.ensure(engine).mount()])
+    """A check container with the verifier's read-only toolchain mounted (and checked to be)."""
+    tc = toolchain.ensure(engine)
+    with engine.container(image, limits, purpose=purpose, mounts=[tc.mount()]) as box:
+        toolchain.check_mounted(engine, box.container.id, tc.volume)
+        yield box
 
 
 def _run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float,
@@ -98,7 +104,8 @@ def check_noop(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, ti
         with _sandbox(engine, image, limits_for(cfg, timeout_scale), "noop") as box:
             details, log, problem = _run_tests(box, bundle, cfg, timeout_scale)
     except ToolchainError as exc:
-        return CheckResult(name="noop", passed=False, reason=f"the verifier's toolchain is missing: {exc}")
+        return CheckResult(name="noop", passed=False, reason=f"{TOOLCHAIN_UNUSABLE}: {exc}",
+                           seconds=time.monotonic() - t0)
     failed = failing(details["tests"])
     if problem:
         passed, reason = False, problem
@@ -114,12 +121,16 @@ def check_noop(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, ti
 
 def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float = 1.0) -> CheckResult:
     t0 = time.monotonic()
-    limits = limits_for(cfg, timeout_scale)
     try:
-        sandbox = _sandbox(engine, image, limits, "oracle")
+        return _oracle(engine, image, bundle, cfg, timeout_scale, t0)
     except ToolchainError as exc:
-        return CheckResult(name="oracle", passed=False, reason=f"the verifier's toolchain is missing: {exc}")
-    with sandbox as box:
+        return CheckResult(name="oracle", passed=False, reason=f"{TOOLCHAIN_UNUSABLE}: {exc}",
+                           seconds=time.monotonic() - t0)
+
+
+def _oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, t0: float) -> CheckResult:
+    limits = limits_for(cfg, timeout_scale)
+    with _sandbox(engine, image, limits, "oracle") as box:
         box.put(bundle.under("solution"), "/solution")
         solve = box.run("bash /solution/solve.sh", cfg.agent_timeout_sec * timeout_scale)
         log = f"$ bash /solution/solve.sh\n{solve.output}"

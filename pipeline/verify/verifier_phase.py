@@ -13,6 +13,7 @@ toolchain (workbench/sandbox/toolchain.py), never on the container's own binarie
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from pathlib import Path
@@ -135,7 +136,10 @@ def stop_strays(box) -> int:
     out = _tool(box, STOP_STRAYS)
     if "LEFT" in out:
         raise PhaseError(f"processes could not be stopped ({out.strip()})")
-    kept = 1 + int(out.strip().rsplit("KEPT", 1)[-1] or 0)
+    m = re.search(r"KILLED (\d+) KEPT (\d+)", out)
+    if not m:
+        raise PhaseError(f"the stray killer answered {out.strip()[-200:]!r}")
+    killed, kept = int(m.group(1)), 1 + int(m.group(2))
     deadline = time.monotonic() + STRAY_WAIT_S
     while True:   # the count includes the killer's exec and zombies until they are reaped
         count = pid_count(box)
@@ -144,7 +148,7 @@ def stop_strays(box) -> int:
         time.sleep(0.02)
     if count is not None and count > kept:
         raise PhaseError(f"{count - kept} processes still alive after they were all killed")
-    return int(out.split("KILLED", 1)[1].split()[0])
+    return killed
 
 
 def prepare(box) -> None:

@@ -65,6 +65,23 @@ class Toolchain:
         return Mount(target=ROOT, source=self.volume, type="volume", read_only=True)
 
 
+def check_mounted(engine, container_id: str, volume: str) -> None:
+    """Raise ToolchainError unless ROOT in the started container is our read-only mount itself.
+    An image may ship its own ROOT as a link: Docker then mounts the toolchain where the link
+    points, and a solution could replace the link with a toolchain of its own. Asked of the
+    daemon before any solution runs; a real mount point cannot be removed or renamed later."""
+    import base64
+    api = engine.client.api
+    mounts = api.inspect_container(container_id).get("Mounts") or []
+    if not any(m.get("Destination") == ROOT and m.get("Name") == volume and not m.get("RW") for m in mounts):
+        raise ToolchainError(f"{ROOT} is not mounted read-only from {volume}")
+    res = api.head(api._url("/containers/{0}/archive", container_id), params={"path": ROOT})
+    stat = json.loads(base64.b64decode(res.headers.get("X-Docker-Container-Path-Stat", "") or "e30="))
+    if res.status_code != 200 or stat.get("linkTarget"):
+        raise ToolchainError(f"the environment has its own {ROOT} (a link to {stat.get('linkTarget') or '?'}); "
+                             "that path is the verifier's")
+
+
 def python_argv(code: str, *args: str) -> list[str]:
     """argv running `code` on the toolchain's Python, isolated (-I: no PYTHON* variables, no
     user site, no current folder on sys.path) and without site (-S: no .pth files at all)."""

@@ -96,6 +96,14 @@ def hostile_cases(evil_so: bytes) -> dict:
             extra_files={"solution/conftest.py": "import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\n"
                          "def pytest_runtest_makereport(item, call):\n    out = yield\n"
                          "    out.get_result().outcome = 'passed'\n"}), STILL_FAIL),
+        # an image that makes the toolchain's path a link, so the solution can swap in its own
+        "toolchain-path-linked": (sum_bundle(
+            "rm -f /wb-verifier && mkdir -p /wb-verifier/bin && cp /solution/fake.sh /wb-verifier/bin/bash "
+            "&& cp /solution/fake.sh /wb-verifier/bin/python3 && chmod +x /wb-verifier/bin/*",
+            dockerfile_extra="RUN mkdir -p /opt/elsewhere && ln -s /opt/elsewhere /wb-verifier\n",
+            # answers every step of the test phase as the real one would, and plants a pass
+            extra_files={"solution/fake.sh": f"#!/bin/sh\n{PLANT}\necho 'KILLED 0 KEPT 0'\necho '[]'\n"}),
+            "the verifier's own toolchain could not be used"),
         # issue 11.3: a process left behind that rewrites the verifier's output
         "background-tamperer": (sum_bundle(
             "setsid nohup sh /solution/tamper.sh >/dev/null 2>&1 </dev/null &",
@@ -117,7 +125,7 @@ def test_no_attack_on_the_verifier_is_accepted(tmp_path):
     engine = Engine()
     cases = hostile_cases(_evil_so(tmp_path))
     cases["good"] = (sum_bundle(), None)
-    assert len(cases) >= 13 and TEST_SH in cases["good"][0].text("tests/test.sh")
+    assert len(cases) >= 14 and TEST_SH in cases["good"][0].text("tests/test.sh")
 
     def run(key):
         return key, verify_bundle(cases[key][0], engine=engine)
