@@ -2,13 +2,13 @@
 import streamlit as st
 
 from analysis import llm_costs
+from pages import cached
 from pages.shared import provider_note, workspace
-from workbench.store.llm_calls import calls_frame
 
 ws = workspace()
 st.title("LLM & cost")
 st.caption(provider_note())
-calls = calls_frame(ws.db)
+calls = cached.calls_frame(ws)
 t = llm_costs.totals(calls)
 c = st.columns(5)
 c[0].metric("Calls", t["calls"])
