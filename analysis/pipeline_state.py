@@ -55,9 +55,12 @@ class BuildView:
     running: bool
 
 
-def demo_build_view(status: DemoStatus, running: bool, now: float | None = None) -> BuildView:
+def demo_build_view(status: DemoStatus, running: bool, now: float | None = None,
+                    tasks_made: int = 0) -> BuildView:
     """The demo build's status file as the Overview shows it; `running`: whether the process
-    that builds is alive (DemoStatus.running), passed in to keep this a pure function."""
+    that builds is alive (DemoStatus.running), passed in to keep this a pure function.
+    What the build found missing is about its tasks: once the workspace has tasks (a batch
+    launched later), it is no longer said."""
     now = time.time() if now is None else now
     stages = status.stages
     finished = sum(s.state in ("done", "skipped", "failed") for s in stages)
@@ -81,4 +84,5 @@ def demo_build_view(status: DemoStatus, running: bool, now: float | None = None)
     rows = [{"stage": s.title, "state": s.state,
              "progress": f"{s.done} of {s.total}" if s.total else "",
              "detail": s.detail} for s in stages]
-    return BuildView(headline, fraction, finished, rows, list(status.missing), running)
+    missing = [] if tasks_made else list(status.missing)
+    return BuildView(headline, fraction, finished, rows, missing, running)

@@ -20,7 +20,8 @@ def demo_build(root) -> None:
     build = read_status(root)
     if build is None:
         return
-    view = demo_build_view(build, build.running)
+    tasks_made = workspace_status(ws.db)["tasks"]["total"] if build.missing else 0
+    view = demo_build_view(build, build.running, tasks_made=tasks_made)
     if view.finished != st.session_state.get("_demo_finished", view.finished):
         st.rerun()
     if view.running:

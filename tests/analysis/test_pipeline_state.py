@@ -48,3 +48,4 @@ def test_a_dead_build_says_how_to_go_on_and_a_finished_one_what_it_lacks():
     done = demo_build_view(status, running=False)
     assert done.fraction == 1.0 and done.finished == 3 and done.headline == "The demo workspace was built in 2 min 5 s."
     assert done.missing == ["No Docker engine or base image"]
+    assert demo_build_view(status, running=False, tasks_made=3).missing == []   # a batch made them later
