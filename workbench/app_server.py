@@ -30,8 +30,10 @@ class BindPlan:
 
     @property
     def url(self) -> str:
+        """The address to open; a generated token rides along (a token the user chose is theirs
+        to give, and stays out of the terminal and its logs)."""
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}" + (f"/?token={self.token}" if self.token else "")
+        return f"http://{host}:{self.port}" + (f"/?token={self.token}" if self.generated else "")
 
 
 def is_loopback(host: str) -> bool:
@@ -63,7 +65,8 @@ def announce(plan: BindPlan, ws: Workspace) -> None:
                   "still see that a dashboard runs here. Prefer --host 127.0.0.1 and an SSH tunnel.[/bold red]")
     if plan.generated:
         err.print(f"[bold]Access token (generated for this run):[/bold] {plan.token}")
-    err.print(f"Dashboard on {plan.url} over {ws.root}")
+    gated = " (asks for the access token)" if plan.token and not plan.generated else ""
+    err.print(f"Dashboard on {plan.url}{gated} over {ws.root}", markup=False)
 
 
 def cmd_app(args) -> int:

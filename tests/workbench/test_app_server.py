@@ -19,6 +19,7 @@ from workbench.demo_status import read_status
 from workbench.sandbox.engine import pid_alive
 
 TARGET_FIRST_ANSWER_S = 30
+TOKEN_URL = re.compile(r"^http://0\.0\.0\.0:1/\?token=[\w-]{16,}$")
 
 
 def _in_session(sid: int) -> list[str]:
@@ -126,3 +127,4 @@ def test_bind_plans():
     assert plan_bind("127.0.0.1", 1, given).token == given   # asked for, so the gate is on
     with pytest.raises(ValueError, match="at least"):
         plan_bind("0.0.0.0", 1, "short")
+    assert "token" not in plan_bind("0.0.0.0", 1, given).url and TOKEN_URL.search(plan_bind("0.0.0.0", 1, None).url)
