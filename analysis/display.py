@@ -1,8 +1,10 @@
 """Display conventions shared by the pages and their figures: the one highlight colour, how
-long texts are shortened for labels and hovers, and how a missing value reads."""
+long texts are shortened for labels and hovers, how a missing value reads, and how a page
+spells a command to run."""
 from __future__ import annotations
 
 import math
+import shlex
 
 HIGHLIGHT = "#d62728"
 MISSING = "—"
@@ -21,3 +23,13 @@ def short(text: object, n: int = 60) -> str:
     s = "" if _missing(text) else str(text)
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1].rstrip() + "…"
+
+
+def workbench_command(args: str, workspace: str | None = None) -> str:
+    """A `workbench` command line for the user to run, on the page's workspace when given
+    (a plain command would act on the default workspace, not on the one the app shows)."""
+    words = args.split()
+    if workspace:  # right after the subcommand words, before their options
+        at = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
+        words[at:at] = ["--workspace", shlex.quote(workspace)]
+    return " ".join(["workbench", *words])

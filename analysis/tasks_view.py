@@ -8,7 +8,6 @@ imports Streamlit, so notebooks can use it too.
 """
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,7 +19,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from pydantic import ValidationError
 
-from analysis.display import short
+from analysis.display import short, workbench_command
 from pipeline.graph.samplers import SAMPLERS  # noqa: F401  (the Synthesis page's choices)
 from workbench.models import CheckDetails
 from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funnel, named once)
@@ -363,8 +362,7 @@ def effective_status(run: Mapping, alive: bool, now: datetime | None = None) -> 
 
 def resume_command(run_id: str, workspace: str | None = None) -> str:
     """The command that continues an unfinished run (as `workbench synth` takes it)."""
-    where = f" --workspace {shlex.quote(workspace)}" if workspace else ""
-    return f"workbench synth{where} --resume --run-id {run_id}"
+    return workbench_command(f"synth --resume --run-id {run_id}", workspace)
 
 
 def run_label(run: Mapping) -> str:

@@ -61,7 +61,9 @@ st.subheader("Browse")
 skill_labels = tv.skill_options(tasks, skills_table)
 c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 3])
 query = c1.text_input("Search", key="task_q", placeholder="task or skill name")
-verdicts = c2.multiselect("Verdict", list(tv.VERDICTS), default=tv.default_verdicts(tasks), key="f_verdict")
+# pills, not a multiselect: a narrow column cut the chips of a multiselect to "re…"
+verdicts = c2.pills("Verdict", list(tv.VERDICTS), selection_mode="multi", default=tv.default_verdicts(tasks),
+                    key="f_verdict")
 cats = c3.multiselect("Category", tv.distinct(tasks["category"]), key="f_category")
 lo, hi = tv.steps_range(tasks)
 steps = c4.slider("Path length (steps)", lo, hi, (lo, hi), key="f_steps") if hi > lo else (lo, hi)
@@ -146,12 +148,14 @@ with tab_checks:
             outcomes = tv.per_test_outcomes(details)
             if len(outcomes):
                 st.caption("Tests: " + tv.outcome_summary(details))
-                st.dataframe(outcomes, hide_index=True, width="stretch", key=f"tests_{c['check_name']}")
+                st.dataframe(outcomes, hide_index=True, width="stretch", key=f"tests_{tid}_{c['check_name']}")
+            if details.test_count is not None:
+                st.caption(f"{details.test_count} test function(s) found in tests/")
             for key in ("problems", "matches"):
                 items = tv.detail_items(details, key)
                 if len(items):
                     st.markdown(f"**{key.capitalize()}**")
-                    st.dataframe(items, hide_index=True, width="stretch", key=f"{key}_{c['check_name']}")
+                    st.dataframe(items, hide_index=True, width="stretch", key=f"{key}_{tid}_{c['check_name']}")
             if extra := tv.other_details(details):
                 st.json(extra, expanded=False)
             st.code(c["log"] or "(no log)", language="text")

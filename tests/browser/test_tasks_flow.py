@@ -1,5 +1,6 @@
-"""Tasks and Synthesis pages in a real headless Chromium: pick a task from the table, read
-one of its files and a check's log; follow runs on the Synthesis page, live and finished."""
+"""Tasks and Synthesis pages in a real headless Chromium: follow runs on the Synthesis page,
+live and finished; on the Tasks page open every tab of a verified task, read one of its files
+and a check's log, with no exception shown, and leave a cancelled run's task out."""
 from __future__ import annotations
 
 import re
@@ -7,13 +8,30 @@ import signal
 import subprocess
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Page, expect
 
 from tests.browser.streamlit_page import load_page, open_tab, wait_idle
-from tests.pages.synth_fixture import RUN_ID, make_synth_fixture
+from tests.pages.synth_fixture import RUN_ID, add_cancelled_run, make_synth_fixture
 from workbench.store import tasks as store
 
 pytestmark = pytest.mark.browser
+
+
+def _pick_only_row(page: Page, name: str, total: int) -> None:
+    """Narrow the table to the one task, then pick its row with a click on the row marker."""
+    search = page.get_by_role("textbox", name="Search")
+    search.fill(name)
+    search.press("Enter")
+    expect(page.get_by_text(f"1 of {total} tasks")).to_be_visible(timeout=30_000)
+    wait_idle(page)
+    grid = page.locator('[data-testid="stDataFrame"]').first
+    box = grid.bounding_box()
+    page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # below the 35 px header, in the marker column
+    expect(page.get_by_role("heading", name=name)).to_be_visible(timeout=30_000)
+
+
+def _no_exception(page: Page) -> None:
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
 
 def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, chromium, tmp_path):
@@ -22,29 +40,6 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     target = made[1]  # rejected at the oracle check
     url = dashboard(ws)
     page = chromium.new_page(viewport={"width": 1500, "height": 1400})
-    load_page(page, url + "/tasks", "3 of 3 tasks")
-    expect(page.get_by_text("1 verified of 4 sampled (25% yield)")).to_be_visible(timeout=30_000)
-
-    # narrow the table to the one task, then pick its row with a click on the row marker
-    search = page.get_by_role("textbox", name="Search")
-    search.fill(target.name)
-    search.press("Enter")
-    expect(page.get_by_text("1 of 3 tasks")).to_be_visible(timeout=30_000)
-    wait_idle(page)
-    grid = page.locator('[data-testid="stDataFrame"]').first
-    box = grid.bounding_box()
-    page.mouse.click(box["x"] + 12, box["y"] + 35 + 17)  # below the 35 px header, in the marker column
-    expect(page.get_by_role("heading", name=target.name)).to_be_visible(timeout=30_000)
-    expect(page.get_by_text("Rejected at oracle")).to_be_visible()
-
-    # a file of its bundle: the instruction, opened first
-    # visible matches only: grid cells sit in a hidden accessibility table
-    expect(page.get_by_text("Count the errors (marker-1)").filter(visible=True).first).to_be_visible(timeout=30_000)
-    # a check's log: the failed oracle check is opened on the Checks tab
-    open_tab(page, "Checks (3)", page.get_by_text("NOISY-ORACLE-LOG"))
-    expect(page.get_by_text("assert '41' == '42'").first).to_be_attached()
-    page.screenshot(path=str(tmp_path / "tasks.png"), full_page=True)
-
     load_page(page, url + "/synthesis", "keeps going when you close this tab")
     expect(page.get_by_text("Finished. 3 tasks synthesized, 1 accepted")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("paths through verification: 4 / 4")).to_be_visible()
@@ -58,6 +53,44 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     follow = page.locator('[data-testid="stSelectbox"]').filter(has_text="Follow run").locator("input")
     expect(follow).to_have_value(re.compile(f"^{RUN_ID} · random-walk · 4 paths · "))
     page.screenshot(path=str(tmp_path / "synthesis.png"), full_page=True)
+
+    # a later run is cancelled before it verifies its task: that task is hidden, and not opened
+    cancelled = add_cancelled_run(ws, made)
+    load_page(page, url + "/tasks", "3 of 4 tasks")
+    expect(page.get_by_text("1 verified of 5 sampled (20% yield)")).to_be_visible(timeout=30_000)  # both runs
+    expect(page.get_by_text("1 unverified task(s)")).to_be_visible()
+    expect(page.get_by_role("heading", name=cancelled.name)).to_have_count(0)
+    expect(page.get_by_role("tab", name="Checks (0)")).to_have_count(0)
+
+    # every tab of the accepted task, whose checks are the real verifier's (the rubric's included)
+    accepted = made[0]
+    _pick_only_row(page, accepted.name, 4)
+    expect(page.get_by_text("Accepted: every check passed.")).to_be_visible()
+    open_tab(page, f"Files ({len(accepted.files)})", page.get_by_text("Count the errors (marker-0)")
+             .filter(visible=True).first)
+    _no_exception(page)
+    checks = page.get_by_role("tabpanel").filter(visible=True)
+    open_tab(page, "Checks (5)", checks.get_by_text("rubric ·", exact=False).first)
+    for title in ("build ·", "no-op fails ·", "oracle passes ·", "decontamination ·"):
+        expect(checks.get_by_text(title, exact=False).first).to_be_visible()
+    checks.get_by_text("rubric ·", exact=False).first.click()  # passed checks start folded
+    expect(checks.get_by_text("2 test function(s) found in tests/")).to_be_visible(timeout=15_000)
+    _no_exception(page)
+    open_tab(page, "Path", page.get_by_text("Recipes: log-analysis, text-file · difficulty medium"))
+    _no_exception(page)
+
+    _pick_only_row(page, target.name, 4)
+    expect(page.get_by_text("Rejected at oracle")).to_be_visible()
+
+    # a file of its bundle: the instruction, opened first
+    # visible matches only: grid cells sit in a hidden accessibility table
+    open_tab(page, f"Files ({len(target.files)})",
+             page.get_by_text("Count the errors (marker-1)").filter(visible=True).first)
+    # a check's log: the failed oracle check is opened on the Checks tab
+    open_tab(page, "Checks (3)", page.get_by_text("NOISY-ORACLE-LOG"))
+    expect(page.get_by_text("assert '41' == '42'").first).to_be_attached()
+    _no_exception(page)
+    page.screenshot(path=str(tmp_path / "tasks.png"), full_page=True)
 
 
 def test_the_live_view_follows_a_running_batch_and_cancels_it(workspace, dashboard, chromium, tmp_path):

@@ -100,13 +100,13 @@ def test_tasks_page_shows_the_funnel_and_filters_narrow_the_list(graph_workspace
     assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Paths sampled") == "4"
 
     assert _shown(at) == 3
-    at.multiselect(key="f_verdict").set_value(["rejected"]).run()
+    at.pills(key="f_verdict").set_value(["rejected"]).run()
     table = frame(at, "name", "verdict", "failed_check")
     assert _shown(at) == 2 and set(table["verdict"]) == {"rejected"}
     assert set(table["failed_check"]) == {"oracle", "rubric"}
     at.multiselect(key="f_category").select("text-processing").run()
     assert frame(at, "name", "verdict")["name"].tolist() == [made[2].name]
-    at.multiselect(key="f_verdict").set_value([]).run()
+    at.pills(key="f_verdict").set_value([]).run()
     at.multiselect(key="f_category").set_value([]).run()
     assert _shown(at) == 3
     # path length: the shortest path only
@@ -200,6 +200,7 @@ def test_every_tab_of_a_verified_task_renders(graph_workspace, monkeypatch):
                                                                    "rubric", "decontamination"]
     assert any(j.value and '"test_count": 2' in j.value for j in at.json), [j.value for j in at.json]
     assert any(c.value.startswith("Tests: 2 passed, reward 1.0") for c in at.caption)
+    assert any(c.value == "2 test function(s) found in tests/" for c in at.caption)
     # Path: one row per step of the task's path
     path = frame(at, "step", "skill", "from scenario")
     assert path["skill"].tolist() == made[0].skill_names
@@ -231,14 +232,14 @@ def test_a_cancelled_runs_task_reads_cancelled_and_the_page_opens_on_a_verified_
     cancelled = add_cancelled_run(ws, made)  # the newest task: first in the table
     at = _open(ws, monkeypatch, "tasks.py")
     # unverified tasks are hidden by default, and the page says so
-    assert at.multiselect(key="f_verdict").value == ["accepted", "rejected"]
+    assert at.pills(key="f_verdict").value == ["accepted", "rejected"]
     assert _shown(at) == 3 and cancelled.name not in frame(at, "name", "verdict")["name"].tolist()
     assert any(c.value.startswith("1 unverified task(s) (pending, or cancelled with their run) are hidden")
                for c in at.caption)
     opened = at.selectbox(key="detail_task").value
     assert opened in {t.task_id for t in made} and not any(t.label == "Checks (0)" for t in at.tabs)
     # shown on request, as cancelled (not pending), with no image rather than "nan"
-    at.multiselect(key="f_verdict").select("cancelled").run()
+    at.pills(key="f_verdict").select("cancelled").run()
     assert _shown(at) == 4
     row = frame(at, "name", "verdict").set_index("name").loc[cancelled.name]
     assert row["verdict"] == "cancelled"
