@@ -23,12 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = "/wb-verifier"
-VERSION = 1                          # bump when the layout or the collection changes
+VERSION = 2                          # bump when the layout or the collection changes
 COMPLETE_MARK = ".complete"
 PRELOAD = b"/etc/ld.so.preload"
 # Same length or shorter, NUL-padded: the loader reads a C string. Nothing can exist there.
 PRELOAD_NONE = (ROOT + "/none").encode().ljust(len(PRELOAD), b"\0")
 COLLECTOR = Path(__file__).with_name("toolchain_collect.py")
+SEAL_PLUGIN = Path(__file__).with_name("toolchain_seal.py")   # installed as the module `wb_seal`
 # Appended after the toolchain's stdlib and pytest (never before), without .pth processing:
 # tests of hand-written tasks may import the image's packages (numpy...), but nothing a
 # solution plants there can shadow the stdlib or pytest.
@@ -98,7 +99,7 @@ def clean_env(image_env: list[str] | None) -> dict[str, str]:
             continue
         env[key] = value
     env.update({"PATH": PATH, "HOME": env.get("HOME", "/root") or "/root", "LANG": env.get("LANG", "C.UTF-8"),
-                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "WB_SEAL": "1",
                 # No ini file above /tests (a planted /pytest.ini or /conftest.py) is read.
                 "PYTEST_ADDOPTS": "-c /dev/null --rootdir=/tests --confcutdir=/tests -p no:cacheprovider"})
     return env
@@ -207,9 +208,14 @@ def _rewrite(tree: Path, manifest: dict) -> None:
     (tree / "bin" / "pytest").write_text(f"#!{PYTHON} -I\nimport sys\nimport pytest\nsys.exit(pytest.console_main())\n")
     (tree / "bin" / "pytest").chmod(0o755)
     (tree / "bin" / "python").symlink_to("python3")
+    lib = tree / "lib" / manifest["python"]
+    shutil.copy(SEAL_PLUGIN, lib / "wb_seal.py")
     dirs = ", ".join(repr(d) for d in IMAGE_SITE_DIRS)
-    (tree / "lib" / manifest["python"] / "sitecustomize.py").write_text(
-        "import sys\n" + f"sys.path.extend(d for d in ({dirs},) if d not in sys.path)\n")
+    # Only the toolchain's Python loads the seal plugin (an image's pytest has no wb_seal).
+    (lib / "sitecustomize.py").write_text(
+        "import os\nimport sys\n" + f"sys.path.extend(d for d in ({dirs},) if d not in sys.path)\n"
+        "if os.environ.get('WB_SEAL') == '1' and '-p wb_seal' not in os.environ.get('PYTEST_ADDOPTS', ''):\n"
+        "    os.environ['PYTEST_ADDOPTS'] = os.environ.get('PYTEST_ADDOPTS', '') + ' -p wb_seal'\n")
 
 
 def _tar_tree(tree: Path) -> bytes:

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.docker
 FAKE_JUNIT = '<testsuite><testcase name="test_sum"/></testsuite>'
 PLANT = (f"mkdir -p /logs/verifier; echo 1 > /logs/verifier/reward.txt; echo '{{\"reward\": 1}}' > "
          f"/logs/verifier/reward.json; echo '{FAKE_JUNIT}' > /logs/verifier/junit.xml")
+PLANT_TXT = f"echo 1 > /logs/verifier/reward.txt; echo '{FAKE_JUNIT}' > /logs/verifier/junit.xml"
 # A preloaded library that, in every process that loads it, writes a passing reward and JUnit
 # file when the process exits (after pytest and test.sh have written theirs).
 EVIL_C = r"""
@@ -109,6 +110,11 @@ def hostile_cases(evil_so: bytes) -> dict:
             "setsid nohup sh /solution/tamper.sh >/dev/null 2>&1 </dev/null &",
             extra_files={"solution/tamper.sh": f"while true; do {PLANT} 2>/dev/null; sleep 0.02; done\n"}),
             STILL_FAIL),
+        # a test runs the solution's script, which leaves a process rewriting the verifier's output
+        "tamperer-via-tested-script": (sum_bundle("cp /solution/job.sh /app/job.sh", extra_files={
+            "solution/job.sh": "setsid nohup sh /solution/tamper.sh >/dev/null 2>&1 </dev/null &\n",
+            "solution/tamper.sh": f"while true; do {PLANT_TXT} 2>/dev/null; sleep 0.01; done\n",
+            "tests/test_outputs.py": SELF_CHECK_TESTS}), STILL_FAIL),
         # a run that collects 0 tests, and a test.sh whose reward ignores its tests
         "zero-tests": (sum_bundle("echo 6 > /app/sum.txt", extra_files={
             "tests/test.sh": ALWAYS_ONE_SH, "tests/test_outputs.py": f'"""{SUM_SENTENCE}"""\n'}), "0 tests collected"),
@@ -125,7 +131,7 @@ def test_no_attack_on_the_verifier_is_accepted(tmp_path):
     engine = Engine()
     cases = hostile_cases(_evil_so(tmp_path))
     cases["good"] = (sum_bundle(), None)
-    assert len(cases) >= 14 and TEST_SH in cases["good"][0].text("tests/test.sh")
+    assert len(cases) >= 15 and TEST_SH in cases["good"][0].text("tests/test.sh")
 
     def run(key):
         return key, verify_bundle(cases[key][0], engine=engine)
