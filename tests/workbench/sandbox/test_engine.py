@@ -122,9 +122,9 @@ def test_opening_an_engine_sweeps_dead_owners_and_expired_but_not_others_work(en
     elsewhere = planted({OWNER_LABEL: "elsewhere:1", EXPIRES_LABEL: str(now + 600)})   # another host's live work
     building = planted({})   # a build step's container: it carries the image's label, no owner
     try:
-        opened = Engine()    # every command opens one for work
+        opened = Engine()    # every command opens one for work (another process's may have swept first)
         ids = {c["Id"] for c in opened.sandbox_containers()}
-        assert dead.id not in ids and expired.id not in ids and opened.swept >= 2
+        assert dead.id not in ids and expired.id not in ids
         assert elsewhere.id in ids and building.id in ids
         assert {c["Id"] for c in Engine(sweep=False).orphaned_containers()} & {elsewhere.id, building.id} == set()
     finally:

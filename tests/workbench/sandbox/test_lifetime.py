@@ -97,7 +97,8 @@ def test_the_next_command_sweeps_what_a_defeated_keeper_left(engine):
                 EXPIRES_LABEL: str(int(time.time()) + 3600), SESSION_LABEL: os.environ.get(SESSION_ENV, "")})
     c.start()
     try:
-        assert Engine().swept >= 1 and not _exists(engine, c.id)
+        Engine()    # any command opening an engine (another process's may have swept first)
+        assert not _exists(engine, c.id)
     finally:
         try:
             c.remove(force=True)
