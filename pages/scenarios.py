@@ -15,8 +15,12 @@ st.caption(provider_note())
 build, clusters = scenario_graph_or_stop(ws)
 members = store.members_table(ws.db)
 
+# Elements shown only now and then sit in slots that are always drawn: when an element comes or
+# goes, every later one moves, and the browser redraws the tabs below with the first one open
+# (picking scenarios to split right after an edit jumped back to the Rename tab).
+flash = st.empty()
 if msg := st.session_state.pop("flash", None):
-    st.success(msg)
+    flash.success(msg)
 st.caption(f"{len(clusters):,} clusters from {len(members):,} scenarios · last build "
            f"{build['finished_at']:%Y-%m-%d %H:%M} · edits rebuild the graph and survive later builds.")
 
@@ -119,8 +123,9 @@ if len(chosen) >= 2:
                f"from {n_topics} topic(s).")
 elif chosen:
     s2.caption("The selection lies in one cluster; select points of two or more to merge.")
-if st.session_state.get("merge_anchors"):
-    merge_dialog(st.session_state["merge_anchors"])
+with st.container():  # the dialog's slot
+    if st.session_state.get("merge_anchors"):
+        merge_dialog(st.session_state["merge_anchors"])
 
 # --- the picked cluster ---------------------------------------------------------------------------
 row = clusters.set_index("cluster_id").loc[cid]
