@@ -1,9 +1,13 @@
-"""Pure functions over the skills table: filtering and summaries shared by pages and notebooks."""
+"""Pure functions over the skills table: filtering and summaries shared by pages and notebooks,
+and the feedback the Skills page gives on staged and saved curation."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
+
+from analysis.display import workbench_command
 
 
 @dataclass(frozen=True)
@@ -66,3 +70,37 @@ def rule_counts(df: pd.DataFrame) -> pd.DataFrame:
     if not rows:
         return pd.DataFrame(columns=["rule", "skills"])
     return pd.Series(rows).value_counts().rename_axis("rule").rename("skills").reset_index()
+
+
+# --- curation feedback ---------------------------------------------------------------
+
+def staged_note(staged: Mapping[tuple[str, str], str], skill_id: str) -> str:
+    """What is staged for one skill and not saved yet, e.g. "status → rejected · description
+    edited"; "" when nothing is."""
+    mine = {f: v for (s, f), v in staged.items() if s == skill_id}
+    return " · ".join(f"{f} → {v}" if f in ("status", "category") else f"{f} edited" for f, v in mine.items())
+
+
+def followup_after_save(old_status: Mapping[str, str], new_status: Mapping[str, str],
+                        workspace: str | None = None) -> str:
+    """What a save leaves for the pipeline: scenarios are inferred for accepted skills only,
+    and the graph holds the skills accepted when it was built. "" when the save changes neither."""
+    gained = [s for s, v in new_status.items() if v == "accepted" and old_status.get(s) != "accepted"]
+    lost = [s for s, v in new_status.items() if v != "accepted" and old_status.get(s) == "accepted"]
+    infer, build = (f"`{workbench_command(c, workspace)}`" for c in ("scenarios infer", "graph build"))
+    parts = []
+    if gained:
+        parts.append(f"{len(gained)} skill(s) newly accepted: run {infer} to infer their scenarios, "
+                     f"then {build} to add them to the graph.")
+    if lost:
+        parts.append(f"{len(lost)} skill(s) no longer accepted: the graph keeps them until {build} runs again.")
+    return " ".join(parts)
+
+
+def missing_scenarios_note(status: str, workspace: str | None = None) -> str:
+    """Why a skill has no scenarios yet, and what to run."""
+    infer, build = (f"`{workbench_command(c, workspace)}`" for c in ("scenarios infer", "graph build"))
+    if status == "accepted":
+        return f"No scenarios yet: run {infer}, then {build}."
+    return (f"No scenarios: inference covers accepted skills only, and this skill is {status}. "
+            f"Accept it and save, then run {infer} and {build}.")

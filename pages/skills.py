@@ -22,10 +22,12 @@ if table.empty:
     st.stop()
 
 # --- filters ---------------------------------------------------------------
-c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
+# Two rows, and pills for the status: in five narrow columns the chips were cut ("cted").
+c1, c2 = st.columns([3, 2])
 query = c1.text_input("Search", key="q", placeholder="name, description or path")
-cats = c2.multiselect("Category", sorted(table["category"].unique()), key="f_cat")
-stats = c3.multiselect("Status", ["accepted", "pending", "rejected"], key="f_status")
+stats = c2.pills("Status", ["accepted", "pending", "rejected"], selection_mode="multi", key="f_status")
+c3, c4, c5 = st.columns(3)
+cats = c3.multiselect("Category", sorted(table["category"].unique()), key="f_cat")
 srcs = c4.multiselect("Source", sorted(table["source"].unique()), key="f_source")
 all_rules = sorted({r for rs in table["flagged_rules"] for r in (rs if rs is not None else [])})
 rules = c5.multiselect("Flagged by", all_rules, key="f_rule")
@@ -56,11 +58,15 @@ if shown.empty:
 else:
     ids = shown["id"].tolist()
     labels = dict(zip(shown["id"], shown["name"] + " · " + shown["category"] + " · " + shown["status"]))
+    # The browser keeps a picker's value as its label: after a save changed a status, the old
+    # label matched no option and stayed on screen. Setting the value anew sends the new label.
+    if (again := st.session_state.pop("_reselect_skill", None)) in labels:
+        st.session_state["detail_skill"] = again
     sid = st.selectbox("Skill", ids, format_func=lambda i: labels[i], key="detail_skill")
     d = skill_store.skill_detail(ws.db, sid)
     st.markdown(f"### {d['name']}  \n`{d['skill_key']}` · version {d['version']} · "
                 f"status **{d['status']}** (filters said {d['auto_status']})")
-    a1, a2, a3 = st.columns(3)
+    a1, a2, a3, a4 = st.columns([1, 1, 1, 3])
     if a1.button("Accept", key="stage_accept"):
         staged[(sid, "status")] = "accepted"
         st.rerun()
@@ -70,6 +76,10 @@ else:
     if a3.button("Back to pending", key="stage_pending"):
         staged[(sid, "status")] = "pending"
         st.rerun()
+    if note := skills_view.staged_note(staged, sid):
+        a4.warning(f"Staged, not saved yet: {note}. Save under Changes below.", icon=":material/edit_note:")
+    else:
+        a4.caption("Nothing staged for this skill.")
     tab_fields, tab_scen, tab_raw, tab_evidence, tab_edit = st.tabs(
         ["Parsed", "Scenarios", "SKILL.md", "Filter evidence", "Edit"])
     with tab_fields:
@@ -84,7 +94,7 @@ else:
         if failure:
             st.error(f"Inference failed ({failure['provider']} / {failure['model']}): {failure['reason']}")
         if scen.empty:
-            st.write("No scenarios yet: run `workbench scenarios infer`.")
+            st.info(skills_view.missing_scenarios_note(d["status"], str(ws.root)))
         else:
             st.caption(f"Inferred by {scen.iloc[0]['provider']} · {scen.iloc[0]['model']}")
             st.dataframe(scen.set_index("role").drop(columns=["provider", "model", "template_version",
@@ -115,6 +125,7 @@ if staged:
     s1, s2 = st.columns([1, 1])
     if s1.button(f"Save {len(staged)} change(s)", type="primary", key="save"):
         changes = [CurationChange(skill_id=s, field=f, new_value=v) for (s, f), v in staged.items()]
+        old_status = dict(zip(table["id"], table["status"]))
         try:
             batch = curation.save_changes(ws.db, changes, author or default_author())
         except curation.CurationError as exc:
@@ -122,6 +133,9 @@ if staged:
         else:
             staged.clear()
             st.session_state["flash"] = f"Saved batch {batch}." if batch else "Nothing changed."
+            st.session_state["flash_next"] = skills_view.followup_after_save(
+                old_status, {c.skill_id: c.new_value for c in changes if c.field == "status"}, str(ws.root))
+            st.session_state["_reselect_skill"] = st.session_state.get("detail_skill")
             st.rerun()
     if s2.button("Discard", key="discard"):
         staged.clear()
@@ -130,6 +144,8 @@ else:
     st.write("No staged changes.")
 if msg := st.session_state.pop("flash", None):
     st.success(msg)
+if msg := st.session_state.pop("flash_next", None):
+    st.info(msg, icon=":material/sync_problem:")
 
 batches = curation.recent_batches(ws.db)
 if not batches.empty:
@@ -148,4 +164,5 @@ if not batches.empty:
                 st.error(str(exc))
             else:
                 st.session_state["flash"] = f"Undid batch {pick}."
+                st.session_state["_reselect_skill"] = st.session_state.get("detail_skill")
                 st.rerun()

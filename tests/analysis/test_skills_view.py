@@ -35,3 +35,26 @@ def test_summaries():
     assert counts["skills"].sum() == 3
     rules = skills_view.rule_counts(t).set_index("rule")["skills"].to_dict()
     assert rules == {"safety.destructive": 1, "executable.binaries": 1}
+
+
+def test_staged_note_names_what_one_skill_has_staged():
+    staged = {("a", "status"): "rejected", ("a", "description"): "new text", ("b", "status"): "accepted"}
+    assert skills_view.staged_note(staged, "a") == "status → rejected · description edited"
+    assert skills_view.staged_note(staged, "c") == ""
+
+
+def test_a_save_says_what_the_pipeline_needs_next():
+    old = {"a": "pending", "b": "accepted", "c": "accepted", "d": "rejected"}
+    note = skills_view.followup_after_save(old, {"a": "accepted", "b": "rejected", "c": "accepted"}, "/w")
+    assert note == ("1 skill(s) newly accepted: run `workbench scenarios infer --workspace /w` to infer their "
+                    "scenarios, then `workbench graph build --workspace /w` to add them to the graph. "
+                    "1 skill(s) no longer accepted: the graph keeps them until "
+                    "`workbench graph build --workspace /w` runs again.")
+    assert skills_view.followup_after_save(old, {"d": "pending"}) == ""  # neither side accepted: nothing to redo
+
+
+def test_missing_scenarios_say_that_inference_covers_accepted_skills_only():
+    assert skills_view.missing_scenarios_note("accepted") == \
+        "No scenarios yet: run `workbench scenarios infer`, then `workbench graph build`."
+    assert skills_view.missing_scenarios_note("rejected").startswith(
+        "No scenarios: inference covers accepted skills only, and this skill is rejected. Accept it and save")

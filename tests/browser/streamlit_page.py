@@ -45,3 +45,11 @@ def open_tab(page: Page, name: str, shows: Locator, attempts: int = 3) -> None:
         except (AssertionError, PlaywrightError):
             if attempt == attempts - 1:
                 raise
+
+
+def assert_text_not_cut(elements: Locator) -> None:
+    """Every element shows its whole text: none is clipped by a column too narrow for it
+    (a multiselect chip cut "rejected" to "cted")."""
+    expect(elements.first).to_be_visible()
+    cut = elements.evaluate_all("els => els.filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.innerText)")
+    assert not cut, f"text cut by its box: {cut}"

@@ -32,14 +32,14 @@ def test_search_and_filters_narrow_the_table(demo_workspace, monkeypatch):
     assert 0 < n_git < total
     assert all("git" in (r["name"] + r["description"]).lower() for _, r in frame(at, "name", "flagged_rules").iterrows())
     at.text_input(key="q").input("").run()
-    at.multiselect(key="f_status").select("rejected").run()
+    at.pills(key="f_status").select("rejected").run()
     rejected = frame(at, "name", "flagged_rules")
     assert len(rejected) == _shown(at) > 0 and set(rejected["status"]) == {"rejected"}
 
 
 def test_detail_shows_parsed_fields_raw_text_and_evidence(demo_workspace, monkeypatch):
     at = _open(demo_workspace, monkeypatch)
-    at.multiselect(key="f_status").select("rejected").run()
+    at.pills(key="f_status").select("rejected").run()
     sid = at.selectbox(key="detail_skill").value
     detail = skill_store.skill_detail(demo_workspace.db, sid)
     assert any(detail["raw_text"][:50] in c.value for c in at.code)
@@ -54,13 +54,18 @@ def test_reject_edit_save_and_undo(demo_workspace, monkeypatch):
     sid = at.selectbox(key="detail_skill").value
     before = skill_store.skill_detail(demo_workspace.db, sid)
     assert before["status"] == "accepted"
+    assert any(c.value == "Nothing staged for this skill." for c in at.caption)
     at.button(key="stage_reject").click().run()
     assert len(frame(at, "skill", "field", "new value")) == 1
+    # next to the buttons, not only in the table further down
+    assert any(w.value.startswith("Staged, not saved yet: status → rejected.") for w in at.warning)
     # an edit of the description through the form, staged in the same batch
     # a form sends its values with the submit click, in one run
     at.text_area[0].input("Edited by the curator.")
     next(b for b in at.button if b.label == "Stage edits").click().run()
     assert len(frame(at, "skill", "field", "new value")) == 2
+    assert any(w.value.startswith("Staged, not saved yet: status → rejected · description edited.")
+               for w in at.warning)
     at.text_input(key="author").input("curator-ann").run()
     at.button(key="save").click().run()
     assert not at.exception
@@ -69,6 +74,10 @@ def test_reject_edit_save_and_undo(demo_workspace, monkeypatch):
     hist = curation.recent_batches(demo_workspace.db)
     assert hist.iloc[0]["author"] == "curator-ann" and hist.iloc[0]["changes"] == 2
     assert any("Saved batch" in s.value for s in at.success)
+    assert any(c.value == "Nothing staged for this skill." for c in at.caption)
+    # the graph still holds the skill until it is built again
+    assert any(i.value == "1 skill(s) no longer accepted: the graph keeps them until "
+               f"`workbench graph build --workspace {demo_workspace.root}` runs again." for i in at.info)
     # undo the batch just saved (the default pick is the newest)
     at.button(key="undo").click().run()
     restored = skill_store.skill_detail(demo_workspace.db, sid)
@@ -96,3 +105,29 @@ def test_clicking_a_row_opens_its_detail(demo_workspace, monkeypatch):
     name = shown.iloc[5]["name"]
     assert at.selectbox(key="detail_skill").value == shown.iloc[5]["id"]
     assert any(m.value.startswith(f"### {name}") for m in at.markdown)
+
+
+def test_a_rejected_skill_says_how_it_gets_scenarios_and_accepting_it_says_what_to_run(demo_workspace,
+                                                                                      monkeypatch):
+    ws = demo_workspace
+    at = _open(ws, monkeypatch)
+    at.pills(key="f_status").set_value(["rejected"]).run()
+    sid = at.selectbox(key="detail_skill").value
+    skill = skill_store.skill_detail(ws.db, sid)
+    infer = f"`workbench scenarios infer --workspace {ws.root}`"
+    build = f"`workbench graph build --workspace {ws.root}`"
+    assert any(i.value == "No scenarios: inference covers accepted skills only, and this skill is rejected. "
+               f"Accept it and save, then run {infer} and {build}." for i in at.info)
+    # found by its key (no status filter), accepted and saved
+    at.pills(key="f_status").set_value([]).run()
+    at.text_input(key="q").input(skill["skill_key"]).run()
+    at.selectbox(key="detail_skill").set_value(sid).run()
+    at.button(key="stage_accept").click().run()
+    at.button(key="save").click().run()
+    assert not at.exception, at.exception
+    assert skill_store.skill_detail(ws.db, sid)["status"] == "accepted"
+    assert any(i.value == f"1 skill(s) newly accepted: run {infer} to infer their scenarios, "
+               f"then {build} to add them to the graph." for i in at.info)
+    picker = at.selectbox(key="detail_skill")
+    assert picker.value == sid and f"{skill['name']} · {skill['category']} · accepted" in picker.options
+    assert any(i.value == f"No scenarios yet: run {infer}, then {build}." for i in at.info)
