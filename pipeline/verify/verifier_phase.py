@@ -24,49 +24,9 @@ from workbench.sandbox import toolchain
 VERIFIER_DIR = "/logs/verifier"
 STRAY_WAIT_S = 3.0
 
-# Kills everything in the container's pid namespace except PID 1 and itself. With Docker's
-# init as PID 1 the container lives as long as init's first child does, so that child (the
-# oldest process besides PID 1) is kept too. Rounds repeat until nothing is left, so
-# processes forked meanwhile are caught.
-STOP_STRAYS = r"""
-import os, signal, time
-def procs():
-    out = {}
-    for p in os.listdir('/proc'):
-        if p.isdigit() and int(p) not in (1, os.getpid()):
-            try:
-                with open(f'/proc/{p}/stat') as fh:
-                    rest = fh.read().rsplit(')', 1)[1].split()
-                out[int(p)] = (rest[0], int(rest[1]), int(rest[19]))   # state, ppid, start time
-            except (OSError, IndexError, ValueError):
-                pass
-    return out
-keep = set()
-try:
-    init = open('/proc/1/comm').read().strip()
-except OSError:
-    init = ''
-if init in ('docker-init', 'tini'):
-    kids = [(st, p) for p, (s, pp, st) in procs().items() if pp == 1]
-    if kids:
-        keep.add(min(kids)[1])
-left, killed = [], 0
-for _ in range(200):
-    live = [p for p, (s, pp, st) in procs().items() if s != 'Z' and p not in keep]
-    killed += len(live)
-    if not live:
-        break
-    for p in live:
-        try:
-            os.kill(p, signal.SIGKILL)
-        except OSError:
-            pass
-    time.sleep(0.01)
-    left = live
-else:
-    print('LEFT', len(left))
-print('KILLED', killed, 'KEPT', len(keep))
-"""
+# Kills every process but PID 1 (and Docker's init's first child) with the toolchain's own
+# module (workbench/sandbox/toolchain_strays.py).
+STOP_STRAYS = "import wb_strays; wb_strays.report()"
 
 # Empties what the tests read and write; every path is removed whatever the solution made of
 # it (a file, a folder, a link to elsewhere), since nothing of the solution runs any more.
@@ -134,12 +94,12 @@ def stop_strays(box) -> int:
     """Kill every process the solution (or a test) left, and confirm the count from outside;
     returns how many were killed (a fork bomb's respawning children count each time)."""
     out = _tool(box, STOP_STRAYS)
-    if "LEFT" in out:
-        raise PhaseError(f"processes could not be stopped ({out.strip()})")
-    m = re.search(r"KILLED (\d+) KEPT (\d+)", out)
+    m = re.search(r"KILLED (\d+) LEFT (\d+) KEPT (\d+)", out)
     if not m:
         raise PhaseError(f"the stray killer answered {out.strip()[-200:]!r}")
-    killed, kept = int(m.group(1)), 1 + int(m.group(2))
+    if int(m.group(2)):
+        raise PhaseError(f"{m.group(2)} processes could not be stopped")
+    killed, kept = int(m.group(1)), 1 + int(m.group(3))
     deadline = time.monotonic() + STRAY_WAIT_S
     while True:   # the count includes the killer's exec and zombies until they are reaped
         count = pid_count(box)

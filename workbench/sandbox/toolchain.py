@@ -23,13 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = "/wb-verifier"
-VERSION = 2                          # bump when the layout or the collection changes
+VERSION = 3                          # bump when the layout or the collection changes
 COMPLETE_MARK = ".complete"
 PRELOAD = b"/etc/ld.so.preload"
 # Same length or shorter, NUL-padded: the loader reads a C string. Nothing can exist there.
 PRELOAD_NONE = (ROOT + "/none").encode().ljust(len(PRELOAD), b"\0")
 COLLECTOR = Path(__file__).with_name("toolchain_collect.py")
-SEAL_PLUGIN = Path(__file__).with_name("toolchain_seal.py")   # installed as the module `wb_seal`
+# Installed next to the stdlib as the modules `wb_seal` (a pytest plugin) and `wb_strays`.
+TOOLCHAIN_MODULES = {"wb_seal.py": Path(__file__).with_name("toolchain_seal.py"),
+                     "wb_strays.py": Path(__file__).with_name("toolchain_strays.py")}
 # Appended after the toolchain's stdlib and pytest (never before), without .pth processing:
 # tests of hand-written tasks may import the image's packages (numpy...), but nothing a
 # solution plants there can shadow the stdlib or pytest.
@@ -209,7 +211,8 @@ def _rewrite(tree: Path, manifest: dict) -> None:
     (tree / "bin" / "pytest").chmod(0o755)
     (tree / "bin" / "python").symlink_to("python3")
     lib = tree / "lib" / manifest["python"]
-    shutil.copy(SEAL_PLUGIN, lib / "wb_seal.py")
+    for name, src in TOOLCHAIN_MODULES.items():
+        shutil.copy(src, lib / name)
     dirs = ", ".join(repr(d) for d in IMAGE_SITE_DIRS)
     # Only the toolchain's Python loads the seal plugin (an image's pytest has no wb_seal).
     (lib / "sitecustomize.py").write_text(
