@@ -186,6 +186,18 @@ def _build(engine, name: str, base_image: str) -> None:
         _put(filler, ROOT, {COMPLETE_MARK: b"1\n"})   # last: a half-filled volume is never used
     finally:
         filler.remove(force=True)
+    _drop_older(client, name)
+
+
+def _drop_older(client, name: str) -> None:
+    """Older toolchain versions of the same base image; one still mounted somewhere stays."""
+    prefix = name.rsplit("-v", 1)[0] + "-v"
+    for vol in client.volumes.list(filters={"label": "workbench.toolchain=1"}):
+        if vol.name.startswith(prefix) and vol.name != name:
+            try:
+                vol.remove()
+            except Exception:
+                pass
 
 
 def _rewrite(tree: Path, manifest: dict) -> None:
