@@ -6,7 +6,8 @@ contradiction needs:
 - a merge drops earlier splits whose two sides it joins;
 - a split takes its moved scenarios out of earlier merges that held both sides, and the rest
   of each such merge stays merged. (Dropping the whole merge instead undid a 105-scenario
-  merge when one scenario was split off it.) The moved scenarios form one cluster of their own.
+  merge when one scenario was split off it.) The moved scenarios form one cluster of their own,
+  and a rename of the cluster stays with the side that stays.
 """
 from __future__ import annotations
 
@@ -84,11 +85,22 @@ def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
             if len(groups) < 2:
                 continue
             merges = _without_split_sides(merges, groups)
+            # a renamed cluster keeps its name on the side that stays, even when the scenario
+            # the rename was anchored on is the one moved out
+            moved = set().union(*groups[1:])
+            stay = min(groups[0])
+            for anchor in [a for a in renames if a in moved]:
+                order = list(renames)
+                if stay in renames and order.index(stay) > order.index(anchor):
+                    del renames[anchor]  # the staying side's own, later rename wins
+                else:
+                    renames = {(stay if k == anchor else k): v for k, v in renames.items() if k != stay}
             merges.extend(g for g in groups[1:] if len(g) >= 2 and g not in merges)
             splits.extend((groups[i], groups[j]) for i in range(len(groups)) for j in range(i + 1, len(groups)))
         elif e["kind"] == "rename":
             anchor = index_of.get(p.get("anchor", ""))
             if anchor is not None and p.get("text", "").strip():
+                renames.pop(anchor, None)  # keep the dict in edit order: a later rename wins a cluster
                 renames[anchor] = p["text"].strip()
     splits = _consistent(merges, splits)
     return Constraints(must_link=[sorted(m) for m in merges],

@@ -57,3 +57,19 @@ def test_a_later_merge_drops_the_split_it_contradicts():
 def test_edits_naming_only_unknown_scenarios_are_ignored():
     c = from_edits([edit("merge", scenario_ids=["x", "y"]), edit("rename", anchor="x", text="t")], IDX)
     assert c.must_link == [] and c.renames == {}
+
+
+def test_a_rename_stays_with_the_side_that_stays_when_its_anchor_is_split_off():
+    c = from_edits([edit("merge", scenario_ids=["s1", "s2", "s3"]), edit("rename", anchor="s3", text="Merged"),
+                    edit("split", groups=[["s1", "s2"], ["s3"]])], IDX)
+    assert c.renames == {1: "Merged"}
+    # a rename anchored on the staying side is kept; the later of two renames comes last (it wins)
+    c = from_edits([edit("rename", anchor="s1", text="Old"), edit("rename", anchor="s3", text="New"),
+                    edit("split", groups=[["s1", "s2"], ["s3"]])], IDX)
+    assert list(c.renames.items()) == [(1, "New")]
+    c = from_edits([edit("rename", anchor="s3", text="Old"), edit("rename", anchor="s1", text="New"),
+                    edit("split", groups=[["s1", "s2"], ["s3"]])], IDX)
+    assert list(c.renames.items()) == [(1, "New")]
+    c = from_edits([edit("rename", anchor="s1", text="First"), edit("rename", anchor="s2", text="Second"),
+                    edit("rename", anchor="s1", text="Third")], IDX)
+    assert list(c.renames.items()) == [(2, "Second"), (1, "Third")]
