@@ -250,3 +250,28 @@ def growth_figure(curves: pd.DataFrame, universe: int | None = None) -> go.Figur
                       yaxis_title="unique (scenario, skill) pairs",
                       legend=dict(title="", orientation="h", yanchor="bottom", y=1.02, x=0))
     return clear_of_toolbar(fig)
+
+
+# --- equal budgets --------------------------------------------------------------------------
+
+def equal_budget(n_paths: Mapping[str, int]) -> int:
+    """The number of paths every compared batch can give: the smallest batch's size. A batch
+    with more paths covers more pairs by that alone, so comparisons cut every batch to this."""
+    return min((int(n) for n in n_paths.values()), default=0)
+
+
+def first_paths(steps: pd.DataFrame, budget: int | None) -> pd.DataFrame:
+    """The steps of a batch's first ``budget`` paths in sampling order (``idx``); all of them for None."""
+    return steps if budget is None or steps.empty else steps[steps["idx"] < budget]
+
+
+def budget_note(n_paths: Mapping[str, int], budget: int | None) -> str:
+    """What the comparison below counts: the same number of paths per batch, or each batch whole."""
+    if budget is None:
+        return ("Each batch with all its paths: batches of different sizes do not compare (more paths "
+                "cover more pairs by themselves).")
+    cut = [f"{label} ({int(n)} paths)" for label, n in n_paths.items() if int(n) > budget]
+    if not cut:
+        return f"Every batch compared has {budget} paths: compared whole."
+    return (f"Compared at an equal budget: the first {budget} paths of each batch, the size of the smallest; "
+            f"cut: {'; '.join(cut)}. Turn off 'Equal budget' to compare whole batches.")

@@ -27,8 +27,8 @@ def _steps(_ws, root: str, batch_id: str) -> pd.DataFrame:
 
 
 @st.cache_data(ttl=3600, max_entries=16)
-def _cells(_ws, root: str, batch_id: str, build_id: str) -> pd.DataFrame:
-    return store.coverage_cells(_ws.db, batch_id)  # cluster texts change with the build
+def _cells(_ws, root: str, batch_id: str, build_id: str, max_paths: int | None = None) -> pd.DataFrame:
+    return store.coverage_cells(_ws.db, batch_id, max_paths)  # cluster texts change with the build
 
 
 @st.cache_data(ttl=3600, max_entries=4)
@@ -62,7 +62,12 @@ left_default, right_default = cv.default_pair(batches)
 c1, c2 = st.columns(2)
 left = c1.selectbox("Left", ids, index=ids.index(left_default), format_func=labels.get, key="cov_left")
 right = c2.selectbox("Right", ids, index=ids.index(right_default), format_func=labels.get, key="cov_right")
-cells_l, cells_r = _cells(ws, str(ws.root), left, build_id), _cells(ws, str(ws.root), right, build_id)
+chosen = list(dict.fromkeys([left, right, pick]))  # every batch compared below
+equal = st.toggle("Equal budget", value=True, key="cov_equal_budget",
+                  help="Cut every batch compared to the first paths of the smallest one")
+budget = cv.equal_budget({b: n_paths[b] for b in chosen}) if equal else None
+st.info(cv.budget_note({labels[b]: n_paths[b] for b in chosen}, budget), icon=":material/balance:")
+cells_l, cells_r = (_cells(ws, str(ws.root), b, build_id, budget) for b in (left, right))
 m_l, m_r = cv.heatmap_pair(cells_l, cells_r, top=cv.HEATMAP_ROWS)
 st.caption("The same rows (the most visited clusters over both batches), columns and colour scale on both sides; "
            "blank cells were not visited.")
@@ -70,13 +75,12 @@ st.plotly_chart(cv.coverage_heatmap_pair(m_l, m_r, (labels[left], labels[right])
                 key="heatmap_pair")
 
 # --- growth and metrics ----------------------------------------------------------------------------
-chosen = list(dict.fromkeys([left, right, pick]))
-steps = {labels[b]: _steps(ws, str(ws.root), b) for b in chosen}
+steps = {labels[b]: cv.first_paths(_steps(ws, str(ws.root), b), budget) for b in chosen}
 universe, widened = cv.effective_universe(_pair_universe(ws, str(ws.root), build_id),
                                           pd.concat(steps.values(), ignore_index=True))
 
 st.subheader("Coverage growth")
-curves = cv.growth_curves(steps, {labels[b]: n_paths[b] for b in chosen})
+curves = cv.growth_curves(steps, {labels[b]: n_paths[b] if budget is None else budget for b in chosen})
 st.plotly_chart(cv.growth_figure(curves, universe), width="stretch", key="growth")
 
 st.subheader("Metrics")

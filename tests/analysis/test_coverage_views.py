@@ -105,3 +105,16 @@ def test_batch_labels_and_default_pair():
     assert cv.default_pair(b) == ("i2", "r2")
     assert cv.default_pair(b[b["sampler"] == "random-walk"]) == ("r2", "r1")
     assert cv.default_pair(b.iloc[0:0]) == (None, None)
+
+
+def test_equal_budget_cuts_every_batch_to_the_smallest_and_says_so():
+    sizes = {"synthesis · 12 paths": 12, "random-walk · 200 paths": 200}
+    assert cv.equal_budget(sizes) == 12 and cv.equal_budget({}) == 0
+    steps = pd.DataFrame({"idx": [0, 0, 1, 11, 12, 199], "step": [0, 1, 0, 0, 0, 0]})
+    assert cv.first_paths(steps, 12)["idx"].tolist() == [0, 0, 1, 11]
+    assert len(cv.first_paths(steps, None)) == 6 and cv.first_paths(steps.iloc[:0], 3).empty
+    assert cv.budget_note(sizes, 12) == (
+        "Compared at an equal budget: the first 12 paths of each batch, the size of the smallest; "
+        "cut: random-walk · 200 paths (200 paths). Turn off 'Equal budget' to compare whole batches.")
+    assert cv.budget_note({"a": 200, "b": 200}, 200) == "Every batch compared has 200 paths: compared whole."
+    assert cv.budget_note(sizes, None).startswith("Each batch with all its paths: batches of different sizes")

@@ -1,7 +1,6 @@
 """Scenarios, Graph and Coverage pages through AppTest, on the demo graph workspace."""
 from __future__ import annotations
 
-import base64
 import json
 
 import numpy as np
@@ -14,7 +13,9 @@ from analysis.display import short
 from pipeline.graph import edits
 from pipeline.graph.assemble import assemble, graph_stats
 from pipeline.graph.build import build_graph
+from tests.pages.apptest_helpers import chart as _chart
 from tests.pages.apptest_helpers import frame
+from tests.pages.apptest_helpers import plotly_array as _array
 from workbench.config import REPO_ROOT
 from workbench.store import graph as store
 
@@ -27,21 +28,6 @@ def _open(ws, monkeypatch, page: str) -> AppTest:
     at = AppTest.from_file(str(PAGES / page), default_timeout=180).run()
     assert not at.exception, at.exception
     return at
-
-
-def _array(value) -> np.ndarray:
-    """A plotly array from a figure's JSON: a list, or {"dtype", "bdata"[, "shape"]} (base64)."""
-    if isinstance(value, dict) and "bdata" in value:
-        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = value.get("shape")
-        return arr.reshape([int(x) for x in str(shape).split(",")]) if shape else arr
-    return np.asarray(value)
-
-
-def _chart(at, key: str) -> dict:
-    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart") if key in el.proto.id]
-    assert charts, f"no plotly chart with key {key}: {[el.proto.id for el in at.get('plotly_chart')]}"
-    return charts[0]
 
 
 def _button(at, key: str):

@@ -2,18 +2,16 @@
 and checks, runs followed live, a dead batch process, cancel and a real launch."""
 from __future__ import annotations
 
-import base64
 import json
 import shutil
 import signal
 import subprocess
 import time
 
-import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from pipeline.synth import jobs
-from tests.pages.apptest_helpers import frame
+from tests.pages.apptest_helpers import chart, frame, plotly_array
 from tests.pages.synth_fixture import (CANCELLED_RUN_ID, FUNNEL, ORACLE_FAILURE, RUN_ID, add_cancelled_run,
                                       make_synth_fixture)
 from workbench.config import REPO_ROOT
@@ -36,19 +34,6 @@ def _metric(at, label: str) -> str:
 def _shown(at) -> int:
     text = next(m.value for m in at.markdown if m.value.startswith("**") and " tasks**" in m.value)
     return int(text.strip("*").split()[0])
-
-
-def _chart(at, key: str) -> dict:
-    charts = [json.loads(el.proto.spec) for el in at.get("plotly_chart") if key in el.proto.id]
-    assert charts, f"no plotly chart with key {key}"
-    return charts[0]
-
-
-def _array(value) -> np.ndarray:
-    """A plotly array from a figure's JSON: a list, or {"dtype", "bdata"} (base64)."""
-    if isinstance(value, dict) and "bdata" in value:
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-    return np.asarray(value)
 
 
 def _codes(at) -> list[str]:
@@ -90,11 +75,11 @@ def test_tasks_page_shows_the_funnel_and_filters_narrow_the_list(graph_workspace
     at = _open(ws, monkeypatch, "tasks.py")
     assert _metric(at, "Paths sampled") == "4" and _metric(at, "Tasks synthesized") == "3"
     assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Verified / sampled") == "25%"
-    funnel = _chart(at, "funnel")
+    funnel = chart(at, "funnel")
     assert funnel["data"][0]["x"] == [FUNNEL[k] for k in store.FUNNEL]
     assert funnel["layout"]["title"]["text"] == "1 verified of 4 sampled (25% yield)"
-    failures = _chart(at, "failures")["data"][0]
-    assert list(failures["y"]) == ["oracle passes", "rubric"] and _array(failures["x"]).tolist() == [1, 1]
+    failures = chart(at, "failures")["data"][0]
+    assert list(failures["y"]) == ["oracle passes", "rubric"] and plotly_array(failures["x"]).tolist() == [1, 1]
     # one run picked: the same numbers (every task came from it)
     at.selectbox(key="yield_run").set_value(RUN_ID).run()
     assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Paths sampled") == "4"

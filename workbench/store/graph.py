@@ -194,15 +194,17 @@ def path_steps(db: Database, batch_id: str | None = None, limit: int = 1_000_000
                 ORDER BY p.batch_id, p.idx, s.step LIMIT {int(limit)}""", args).df()
 
 
-def coverage_cells(db: Database, batch_id: str) -> pd.DataFrame:
-    """Visits per (scenario cluster, skill category) for one batch: the coverage heatmap's data."""
+def coverage_cells(db: Database, batch_id: str, max_paths: int | None = None) -> pd.DataFrame:
+    """Visits per (scenario cluster, skill category) for one batch: the coverage heatmap's data
+    (over its first ``max_paths`` paths in sampling order, when given)."""
     with db.read() as con:
         return con.execute(
             """SELECT c.canonical AS cluster, k.category, count(*) AS visits
                FROM paths p JOIN path_steps s USING (path_id)
                JOIN skills k ON k.id = s.skill_id
                LEFT JOIN clusters c ON c.anchor = s.src_anchor
-               WHERE p.batch_id = ? GROUP BY 1, 2""", [batch_id]).df()
+               WHERE p.batch_id = ? AND (? IS NULL OR p.idx < ?) GROUP BY 1, 2""",
+            [batch_id, max_paths, max_paths]).df()
 
 
 def batch_path_ids(db: Database, batch_id: str) -> list[str]:
