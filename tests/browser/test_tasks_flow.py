@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.streamlit_page import load_page, open_tab, wait_idle
+from tests.browser.streamlit_page import assert_text_not_cut, load_page, open_tab, wait_idle
 from tests.pages.synth_fixture import RUN_ID, add_cancelled_run, make_synth_fixture
 from workbench.store import tasks as store
 
@@ -59,6 +59,8 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     load_page(page, url + "/tasks", "3 of 4 tasks")
     expect(page.get_by_text("1 verified of 5 sampled (20% yield)")).to_be_visible(timeout=30_000)  # both runs
     expect(page.get_by_text("1 unverified task(s)")).to_be_visible()
+    verdict = page.locator('[data-testid="stButtonGroup"]').filter(has_text="cancelled")
+    assert_text_not_cut(verdict.get_by_role("button"))  # every verdict reads whole in its narrow column
     expect(page.get_by_role("heading", name=cancelled.name)).to_have_count(0)
     expect(page.get_by_role("tab", name="Checks (0)")).to_have_count(0)
 
