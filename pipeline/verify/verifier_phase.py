@@ -56,9 +56,12 @@ print('READY')
 LAUNCH = "import json, os, sys; os.execve(sys.argv[2], sys.argv[2:], json.loads(sys.argv[1]))"
 
 # Where tests may write without it being a trace other tests could read: scratch, caches,
-# pseudo file systems, the verifier's own folders.
+# pseudo file systems, the verifier's own folders, and where a hand-written test.sh installs
+# its tools before the tests (pip, uv, apt).
 SCRATCH_PREFIXES = ("/tmp/", "/var/tmp/", "/logs/", "/tests/", "/root/.cache/", "/dev/", "/proc/", "/sys/", "/run/",
-                    toolchain.ROOT + "/", "/etc/ld.so.preload")
+                    toolchain.ROOT + "/", "/etc/ld.so.preload", "/root/.local/", "/usr/local/lib/python",
+                    "/usr/local/bin/", "/var/cache/", "/var/lib/apt/", "/var/lib/dpkg/", "/var/log/apt/",
+                    "/var/log/dpkg.log")
 # Files that reading commands rewrite on their own: bytecode caches, and git's index, which
 # `git status` refreshes (stat data only) in a repository it merely inspects.
 SELF_WRITTEN = ("__pycache__", "/.git/index")
