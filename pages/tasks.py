@@ -59,11 +59,12 @@ with right:
 # --- browse --------------------------------------------------------------------------------------
 st.subheader("Browse")
 skill_labels = tv.skill_options(tasks, skills_table)
-c1, c2, c3, c4, c5 = st.columns([2, 2, 2, 2, 3])
+# Two rows, and pills for the verdict: in five narrow columns a multiselect's chips were cut ("re…").
+c1, c2 = st.columns([2, 3])
 query = c1.text_input("Search", key="task_q", placeholder="task or skill name")
-# pills, not a multiselect: a narrow column cut the chips of a multiselect to "re…"
 verdicts = c2.pills("Verdict", list(tv.VERDICTS), selection_mode="multi", default=tv.default_verdicts(tasks),
                     key="f_verdict")
+c3, c4, c5 = st.columns([2, 2, 3])
 cats = c3.multiselect("Category", tv.distinct(tasks["category"]), key="f_category")
 lo, hi = tv.steps_range(tasks)
 steps = c4.slider("Path length (steps)", lo, hi, (lo, hi), key="f_steps") if hi > lo else (lo, hi)
