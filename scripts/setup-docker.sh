@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The sandbox's needs: Debian's docker.io (engine started here when none answers) and
-# debootstrap, then the local base image (`workbench images bootstrap`: tagged by its
-# recipe's hash, so an unchanged recipe is not built again). Needs .venv (setup-python.sh).
+# The sandbox's needs: Debian's docker.io (engine started here when none answers),
+# debootstrap, patchelf (points the verifier's read-only toolchain at its own loader and
+# libraries: workbench/sandbox/toolchain.py), then the local base image (`workbench images
+# bootstrap`: tagged by its recipe's hash, so an unchanged recipe is not built again).
+# Needs .venv (setup-python.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/apt-install.sh dockerd:docker.io debootstrap:debootstrap
+scripts/apt-install.sh dockerd:docker.io debootstrap:debootstrap patchelf:patchelf
 if ! docker info >/dev/null 2>&1; then
   if [ "$(id -u)" != 0 ]; then
     echo "no Docker engine answers; start one (sudo systemctl start docker)" >&2

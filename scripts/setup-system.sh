@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
-# System packages the test suite needs besides Docker: Debian's chromium for the browser
-# tests; patchelf, which points the verifier's toolchain at its own loader and libraries
-# (workbench/sandbox/toolchain.py). (Docker is scripts/setup-docker.sh.)
+# System packages the test suite needs besides the sandbox: Debian's chromium for the
+# browser tests. (Docker, debootstrap and patchelf are scripts/setup-docker.sh.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/apt-install.sh chromium:chromium patchelf:patchelf
+scripts/apt-install.sh chromium:chromium

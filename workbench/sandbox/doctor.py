@@ -59,6 +59,10 @@ def diagnose() -> list[Finding]:
     out.append(Finding("debootstrap", bool(deb) or cached,
                        deb or ("not installed, but the base rootfs is cached" if cached else "not installed"),
                        "apt-get install -y debootstrap", required=False))
+    patchelf = shutil.which("patchelf")
+    # The verifier's sealed toolchain is rewritten with patchelf; without it no-op and oracle fail.
+    out.append(Finding("patchelf (verifier toolchain)", bool(patchelf), patchelf or "not installed",
+                       "apt-get install -y patchelf"))
     harbor = REPO_ROOT / ".harbor-venv" / "bin" / "harbor"
     out.append(Finding("Harbor (for export checks)", harbor.exists(),
                        str(harbor) if harbor.exists() else "no .harbor-venv", "scripts/setup-harbor.sh",
