@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,38 @@ def record_to_skill_md(record: dict) -> str:
             return record[key]
     fm = record_front_matter(record)
     body = next((record[k] for k in _BODY_KEYS if isinstance(record.get(k), str)), "")
-    return "---\n" + yaml.safe_dump(fm, sort_keys=False, allow_unicode=True) + "---\n" + body
+    return "---\n" + dump_front_matter(fm) + "---\n" + body
+
+
+_PRINTABLE_ASCII = re.compile(r"[ -~]*\Z")
+_FAST_DUMPER = getattr(yaml, "CSafeDumper", None)
+
+
+def dump_front_matter(fm: dict) -> str:
+    """yaml.safe_dump's text, which the record's content hash is taken of.
+
+    libyaml's emitter writes the very same text for printable ASCII (test_jsonl_export checks
+    it), about 5 times faster; other text (tabs, newlines, emoji) it quotes and folds its own
+    way, so that goes through PyYAML's emitter and no stored hash ever changes."""
+    fast = _FAST_DUMPER is not None and _printable_ascii(fm)
+    return yaml.dump(fm, Dumper=_FAST_DUMPER if fast else yaml.SafeDumper, sort_keys=False, allow_unicode=True)
+
+
+def _printable_ascii(value) -> bool:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not _PRINTABLE_ASCII.match(item):
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not (item is None or isinstance(item, (bool, int, float))):
+            return False
+    return True
 
 
 def read_lines(fh) -> Iterator[tuple[int, bytes | None, int]]:

@@ -86,3 +86,27 @@ def _nest(depth: int):
 def _bomb() -> str:
     from tests.pipeline.ingest.test_value_bounds import alias_bomb
     return alias_bomb()
+
+
+def test_the_fast_front_matter_dump_writes_pyyaml_s_own_text():
+    """Content hashes are taken of this text: the libyaml fast path must never change it."""
+    import random
+
+    import yaml
+    rng = random.Random(3)
+    alphabet = "abc xyz:#-'\"!&*?|>%@`,[]{}\\/.09 é\t\n😀"
+
+    def text():
+        return "".join(rng.choice(alphabet) for _ in range(rng.choice([0, 1, 10, 79, 80, 81, 200])))
+
+    def value(depth=0):
+        r = rng.random()
+        if depth > 2 or r < 0.5:
+            return rng.choice([text(), text(), rng.randint(-5, 10**12), 1.5, True, None])
+        if r < 0.75:
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {text()[:10] or "k": value(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    for _ in range(3000):
+        fm = {"name": text(), "description": text(), "metadata": value()}
+        assert jsonl_export.dump_front_matter(fm) == yaml.safe_dump(fm, sort_keys=False, allow_unicode=True)
