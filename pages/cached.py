@@ -16,6 +16,7 @@ from typing import Any
 
 import streamlit as st
 
+from analysis import scenario_map
 from workbench.store import curation, revision
 from workbench.store import graph as graph_store
 from workbench.store import llm_calls
@@ -66,3 +67,13 @@ task_runs = store_query(task_store.runs)
 checks_for = store_query(task_store.checks_for, max_entries=64)
 funnel_counts = store_query(task_store.funnel_counts, max_entries=32)
 calls_frame = store_query(llm_calls.calls_frame, max_entries=4)
+
+
+@st.cache_resource(ttl=TTL_S, max_entries=4, show_spinner=False)
+def _cluster_labels(db_path: str, rev: str) -> dict[str, str]:
+    return scenario_map.cluster_labels(graph_store.clusters_table(Database(Path(db_path))))
+
+
+def cluster_labels(ws: Workspace) -> dict[str, str]:
+    """The cluster picker's labels (0.2-0.5 s for 40k clusters), once per revision."""
+    return dict(_cluster_labels(str(ws.db_path), revision.current(ws.db_path)))

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import coverage_views as cv
+from pages import cached
 from pages.shared import provider_note, workspace
 from pipeline.graph.assemble import assemble
 from workbench.store import graph as store
@@ -11,7 +12,7 @@ ws = workspace()
 st.title("Coverage")
 st.caption(provider_note())
 
-batches = store.sample_batches(ws.db)
+batches = cached.sample_batches(ws)
 if batches.empty:
     st.info("No paths sampled yet. Build the graph, then run e.g. "
             "`workbench sample --sampler inverse-frequency --n 200` and `--sampler random-walk`.")
@@ -40,7 +41,7 @@ def _pair_universe(_ws, root: str, build_id: str) -> int | None:
         return None
 
 
-build = store.last_build(ws.db)
+build = cached.last_build(ws)
 build_id = build["build_id"] if build else ""
 
 # --- one batch ---------------------------------------------------------------------------------

@@ -4,10 +4,9 @@ import streamlit as st
 
 from analysis import figures, skills_view
 from analysis.pipeline_state import demo_build_view, pipeline_stages
+from pages import cached
 from pages.shared import provider_note, workspace
 from workbench.demo_status import read_status
-from workbench.store import skills as skill_store
-from workbench.store.status import workspace_status
 
 ws = workspace()
 st.title("SkillGraph Workbench")
@@ -20,7 +19,7 @@ def demo_build(root) -> None:
     build = read_status(root)
     if build is None:
         return
-    tasks_made = workspace_status(ws.db)["tasks"]["total"] if build.missing else 0
+    tasks_made = cached.workspace_status(ws)["tasks"]["total"] if build.missing else 0
     view = demo_build_view(build, build.running, tasks_made=tasks_made)
     if view.finished != st.session_state.get("_demo_finished", view.finished):
         st.rerun()
@@ -42,7 +41,7 @@ if _first is not None:
     st.session_state["_demo_finished"] = demo_build_view(_first, _first.running).finished
 st.fragment(demo_build, run_every=2 if _first is not None and _first.running else None)(ws.root)
 
-status = workspace_status(ws.db)
+status = cached.workspace_status(ws)
 sk = status["skills"]
 cols = st.columns(4)
 for col, (label, key) in zip(cols, [("Skills", "total"), ("Accepted", "accepted"),
@@ -54,7 +53,7 @@ stages = pipeline_stages(status)
 st.dataframe(pd.DataFrame([s.__dict__ for s in stages]), hide_index=True, width="stretch",
              key="stages")
 
-table = skill_store.skills_table(ws.db)
+table = cached.skills_table(ws)
 if table.empty:
     st.info("No skills yet. Run `workbench ingest PATH` to bring some in.")
 else:
@@ -72,9 +71,9 @@ else:
             st.plotly_chart(figures.flagged_rules(rc), width="stretch", key="by_rule")
 
 st.subheader("Recent ingests")
-history = skill_store.ingest_history(ws.db)
+history = cached.ingest_history(ws)
 st.dataframe(history, hide_index=True, width="stretch", key="ingests")
-problems = skill_store.ingest_problems(ws.db)
+problems = cached.ingest_problems(ws)
 if not problems.empty:
     with st.expander(f"{len(problems)} package(s) could not be ingested in the last run"):
         st.dataframe(problems, hide_index=True, width="stretch", key="problems")

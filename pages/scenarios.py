@@ -3,17 +3,17 @@ import streamlit as st
 
 from analysis import scenario_map as sm
 from analysis.display import short
+from pages import cached
 from pages.shared import provider_note, scenario_graph_or_stop, workspace
 from pipeline.graph import edits
 from workbench.config import default_author
-from workbench.store import graph as store
 
 ws = workspace()
 st.title("Scenarios")
 st.caption(provider_note())
 
 build, clusters = scenario_graph_or_stop(ws)
-members = store.members_table(ws.db)
+members = cached.members_table(ws)
 
 # Elements shown only now and then sit in slots that are always drawn: when an element comes or
 # goes, every later one moves, and the browser redraws the tabs below with the first one open
@@ -44,7 +44,7 @@ if focus := st.session_state.pop("_focus_scenario", None):
     anchor = sm.anchor_of_scenario(members, clusters, focus)
     if anchor:
         st.session_state["cluster_pick"] = anchor
-labels = sm.cluster_labels(clusters)
+labels = cached.cluster_labels(ws)
 if st.session_state.get("cluster_pick") not in labels:
     st.session_state.pop("cluster_pick", None)
 
@@ -160,7 +160,7 @@ with t_split:
 
 # --- history and undo -----------------------------------------------------------------------------
 st.subheader("Edit history")
-history = sm.edit_history_view(store.edit_history(ws.db))
+history = sm.edit_history_view(cached.edit_history(ws))
 u1, u2 = st.columns([1, 4])
 active = history[~history["undone"]]
 if u1.button("Undo last edit", key="undo", disabled=active.empty):

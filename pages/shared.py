@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from workbench.store import graph as graph_store
+from pages import cached
 from workbench.workspace import Workspace
 
 
@@ -34,8 +34,8 @@ def provider_note() -> str:
 def scenario_graph_or_stop(ws: Workspace) -> tuple[dict, pd.DataFrame]:
     """The last graph build and its clusters; without them the page shows how to build the
     graph and stops."""
-    build = graph_store.last_build(ws.db)
-    clusters = graph_store.clusters_table(ws.db)
+    build = cached.last_build(ws)
+    clusters = cached.clusters_table(ws)
     if build is None or clusters.empty:
         st.info("No scenario graph yet. Run `workbench scenarios infer` and then `workbench graph build`.")
         st.stop()

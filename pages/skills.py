@@ -3,20 +3,19 @@ import pandas as pd
 import streamlit as st
 
 from analysis import skills_view
+from pages import cached
 from pages.shared import open_clicked_row, provider_note, workspace
 from pipeline.taxonomy import CATEGORIES
 from workbench.config import default_author
 from workbench.models import CurationChange
 from workbench.store import curation
-from workbench.store import scenarios as scenario_store
-from workbench.store import skills as skill_store
 
 ws = workspace()
 st.title("Skills")
 st.caption(provider_note())
 staged: dict[tuple[str, str], str] = st.session_state.setdefault("staged", {})
 
-table = skills_view.with_source_labels(skill_store.skills_table(ws.db))
+table = skills_view.with_source_labels(cached.skills_table(ws))
 if table.empty:
     st.info("No skills in this workspace yet. Run `workbench ingest PATH`.")
     st.stop()
@@ -63,7 +62,7 @@ else:
     if (again := st.session_state.pop("_reselect_skill", None)) in labels:
         st.session_state["detail_skill"] = again
     sid = st.selectbox("Skill", ids, format_func=lambda i: labels[i], key="detail_skill")
-    d = skill_store.skill_detail(ws.db, sid)
+    d = cached.skill_detail(ws, sid)
     st.markdown(f"### {d['name']}  \n`{d['skill_key']}` · version {d['version']} · "
                 f"status **{d['status']}** (filters said {d['auto_status']})")
     a1, a2, a3, a4 = st.columns([1, 1, 1, 3])
@@ -89,8 +88,8 @@ else:
                                    "source_kind", "source_path", "source_ref", "package_files")},
                 expanded=False)
     with tab_scen:
-        scen = scenario_store.scenarios_for(ws.db, sid)
-        failure = scenario_store.failure_for(ws.db, sid)
+        scen = cached.scenarios_for(ws, sid)
+        failure = cached.failure_for(ws, sid)
         if failure:
             st.error(f"Inference failed ({failure['provider']} / {failure['model']}): {failure['reason']}")
         if scen.empty:
@@ -147,7 +146,7 @@ if msg := st.session_state.pop("flash", None):
 if msg := st.session_state.pop("flash_next", None):
     st.info(msg, icon=":material/sync_problem:")
 
-batches = curation.recent_batches(ws.db)
+batches = cached.recent_batches(ws)
 if not batches.empty:
     st.markdown("**Recent changes**")
     st.dataframe(batches[["at", "author", "changes", "summary", "undone", "undoes_batch"]],

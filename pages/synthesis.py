@@ -2,10 +2,10 @@
 import streamlit as st
 
 from analysis import tasks_view as tv
+from pages import cached
 from pages.shared import provider_note, workspace
 from pipeline.synth import jobs
 from workbench.llm.settings import load_settings
-from workbench.store import graph as graph_store
 from workbench.store import tasks as store
 
 ws = workspace()
@@ -24,7 +24,7 @@ def _online() -> bool:
 
 
 # --- launch --------------------------------------------------------------------------------------
-if graph_store.last_build(ws.db) is None:
+if cached.last_build(ws) is None:
     st.warning("No scenario graph yet: a batch samples its paths from the graph and will fail without one. "
                "Run `workbench scenarios infer` and `workbench graph build` first.")
 online = _online()

@@ -5,10 +5,9 @@ import streamlit as st
 
 from analysis import tasks_view as tv
 from analysis.display import text_or_missing
+from pages import cached
 from pages.shared import open_clicked_row, provider_note, workspace
 from workbench.sandbox.bundle import BundleError, read_bundle
-from workbench.store import skills as skill_store
-from workbench.store import tasks as store
 
 MAX_FILES_SHOWN = 60
 
@@ -16,12 +15,12 @@ ws = workspace()
 st.title("Tasks")
 st.caption(provider_note())
 
-tasks = store.tasks_frame(ws.db)
+tasks = cached.tasks_frame(ws)
 if tasks.empty:
     st.info("No tasks yet. Launch a batch on the Synthesis page, or run `workbench synth --paths 20` "
             "(it samples its paths from the scenario graph: `workbench graph build`).")
     st.stop()
-skills_table = skill_store.skills_table(ws.db)
+skills_table = cached.skills_table(ws)
 tasks = tv.with_shown_verdicts(tv.with_skill_names(tasks, skills_table))
 
 
@@ -32,11 +31,11 @@ def _files(root: str, bundle_dir: str, bundle_hash: str) -> dict[str, bytes]:
 
 # --- yield ---------------------------------------------------------------------------------------
 st.subheader("Yield")
-runs = store.runs(ws.db)
+runs = cached.task_runs(ws)
 run_ids = [None] + runs["run_id"].tolist()
 run_labels = {None: "all runs", **{r["run_id"]: tv.run_label(r) for _, r in runs.iterrows()}}
 scope = st.selectbox("Runs", run_ids, format_func=run_labels.get, key="yield_run")
-funnel = store.funnel_counts(ws.db, scope)
+funnel = cached.funnel_counts(ws, scope)
 cols = st.columns(4)
 cols[0].metric("Paths sampled", funnel["sampled"])
 cols[1].metric("Tasks synthesized", funnel["synthesized"])
@@ -108,7 +107,7 @@ elif t["verdict"] == "cancelled":
 else:
     st.info("Pending: not verified yet.")
 
-checks = store.checks_for(ws.db, tid)
+checks = cached.checks_for(ws, tid)
 try:
     files = _files(str(ws.root), t["bundle_dir"], t["bundle_hash"])
 except (BundleError, OSError) as exc:

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from pages import preload
 from pages.shared import workspace
 from workbench.app_server import ENV_TOKEN
 from workbench.demo_status import read_status
@@ -40,6 +41,7 @@ def _let_in() -> bool:
 
 
 st.set_page_config(page_title="SkillGraph Workbench", layout="wide")
+preload.start()  # once per process: the pages' imports, in the background
 if not _let_in():
     st.stop()
 nav = st.navigation({

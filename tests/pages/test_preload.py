@@ -31,3 +31,13 @@ def test_start_imports_every_page_dependency_once_in_a_fresh_process():
         assert module and module not in missing, name
     for heavy in ("pipeline.graph.edits", "analysis.cluster_graph", "pyvis.network"):
         assert heavy not in missing
+
+
+def test_the_app_starts_the_preload(demo_workspace, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+    monkeypatch.setenv("WORKBENCH_HOME", str(demo_workspace.root))
+    monkeypatch.setattr(preload, "_thread", None)
+    at = AppTest.from_file(str(REPO_ROOT / "workbench" / "app.py"), default_timeout=60).run()
+    assert not at.exception
+    assert preload._thread is not None
+    preload._thread.join()
