@@ -52,3 +52,16 @@ def open_clicked_row(picked, view: pd.DataFrame, id_column: str, detail_key: str
         if st.session_state.get(last_key) != clicked:
             st.session_state[last_key] = clicked
             st.session_state[detail_key] = clicked
+
+
+def keep_picked(key: str, labels: dict) -> None:
+    """Call before a keyed ``st.selectbox`` whose labels carry state (a status, a verdict).
+
+    The browser keeps a selectbox's value as the label it shows: once a save or another
+    process changed the picked option's label, the picker went on showing the old one. When
+    the label differs from the last run's, the value is set anew, which sends the new label."""
+    last = st.session_state.get(f"_labels_{key}", {})
+    value = st.session_state.get(key)
+    if value in labels and value in last and last[value] != labels[value]:
+        st.session_state[key] = value
+    st.session_state[f"_labels_{key}"] = dict(labels)

@@ -4,7 +4,7 @@ import streamlit as st
 
 from analysis import skills_view
 from pages import cached
-from pages.shared import open_clicked_row, provider_note, workspace
+from pages.shared import keep_picked, open_clicked_row, provider_note, workspace
 from pipeline.taxonomy import CATEGORIES
 from workbench.config import default_author
 from workbench.models import CurationChange
@@ -57,10 +57,7 @@ if shown.empty:
 else:
     ids = shown["id"].tolist()
     labels = dict(zip(shown["id"], shown["name"] + " · " + shown["category"] + " · " + shown["status"]))
-    # The browser keeps a picker's value as its label: after a save changed a status, the old
-    # label matched no option and stayed on screen. Setting the value anew sends the new label.
-    if (again := st.session_state.pop("_reselect_skill", None)) in labels:
-        st.session_state["detail_skill"] = again
+    keep_picked("detail_skill", labels)  # a save changes the status in a label
     sid = st.selectbox("Skill", ids, format_func=lambda i: labels[i], key="detail_skill")
     d = cached.skill_detail(ws, sid)
     st.markdown(f"### {d['name']}  \n`{d['skill_key']}` · version {d['version']} · "
@@ -134,7 +131,6 @@ if staged:
             st.session_state["flash"] = f"Saved batch {batch}." if batch else "Nothing changed."
             st.session_state["flash_next"] = skills_view.followup_after_save(
                 old_status, {c.skill_id: c.new_value for c in changes if c.field == "status"}, str(ws.root))
-            st.session_state["_reselect_skill"] = st.session_state.get("detail_skill")
             st.rerun()
     if s2.button("Discard", key="discard"):
         staged.clear()
@@ -163,5 +159,4 @@ if not batches.empty:
                 st.error(str(exc))
             else:
                 st.session_state["flash"] = f"Undid batch {pick}."
-                st.session_state["_reselect_skill"] = st.session_state.get("detail_skill")
                 st.rerun()

@@ -6,7 +6,7 @@ import streamlit as st
 from analysis import tasks_view as tv
 from analysis.display import text_or_missing
 from pages import cached
-from pages.shared import open_clicked_row, provider_note, workspace
+from pages.shared import keep_picked, open_clicked_row, provider_note, workspace
 from workbench.sandbox.bundle import BundleError, read_bundle
 
 MAX_FILES_SHOWN = 60
@@ -90,6 +90,7 @@ if shown.empty:
     st.write("No task matches the filters.")
     st.stop()
 labels = {r["task_id"]: tv.task_label(r) for _, r in shown.iterrows()}
+keep_picked("detail_task", labels)  # a run that verifies a task changes the verdict in its label
 if st.session_state.get("detail_task") not in labels:
     st.session_state["detail_task"] = tv.default_task(shown)
 tid = st.selectbox("Task", list(labels), format_func=labels.get, key="detail_task")

@@ -11,7 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.streamlit_page import assert_text_not_cut, load_page, open_tab, wait_idle
-from tests.pages.synth_fixture import RUN_ID, add_cancelled_run, make_synth_fixture
+from tests.pages.synth_fixture import CANCELLED_RUN_ID, RUN_ID, _checks, add_cancelled_run, make_synth_fixture
 from workbench.store import tasks as store
 
 pytestmark = pytest.mark.browser
@@ -93,6 +93,22 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     expect(page.get_by_text("assert '41' == '42'").first).to_be_attached()
     _no_exception(page)
     page.screenshot(path=str(tmp_path / "tasks.png"), full_page=True)
+
+    # the cancelled task, shown on request; a resumed run then verifies it while it is open:
+    # the next render's picker says so (the browser kept the label it had)
+    wait_idle(page)
+    page.locator('[data-testid="stButtonGroup"]').get_by_role("button", name="cancelled").click()
+    _pick_only_row(page, cancelled.name, 4)
+    expect(page.get_by_text("was cancelled before this task was verified")).to_be_visible()
+    picker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Task").locator("input")
+    expect(picker).to_have_value(re.compile(r" · cancelled · "))
+    store.save_verification(ws.db, cancelled.task_id, _checks("accepted", cancelled.files), "wb-task-0123abcd",
+                            CANCELLED_RUN_ID, cancelled.path_id)
+    wait_idle(page)
+    page.locator('[data-testid="stButtonGroup"]').get_by_role("button", name="pending").click()  # any rerun
+    expect(page.get_by_text("Accepted: every check passed.")).to_be_visible(timeout=30_000)
+    expect(picker).to_have_value(re.compile(r" · accepted · "), timeout=30_000)
+    _no_exception(page)
 
 
 def test_the_live_view_follows_a_running_batch_and_cancels_it(workspace, dashboard, chromium, tmp_path):
