@@ -208,11 +208,15 @@ class Box:
     def process_count(self) -> int | None:
         """Processes alive in the container now (the cgroup's pid count), None if unknown.
         Read from the daemon, not by exec: when a fork bomb holds every pid, exec cannot start."""
-        try:
-            stats = self.engine.client.api.stats(self.container.id, stream=False, one_shot=True)
-            return int(stats.get("pids_stats", {}).get("current"))
-        except Exception:
-            return None
+        # A busy daemon now and then answers a stats call with an error or without pids_stats
+        # (seen under load in CI-like runs): ask again before saying "unknown".
+        for attempt in range(3):
+            try:
+                stats = self.engine.client.api.stats(self.container.id, stream=False, one_shot=True)
+                return int(stats.get("pids_stats", {}).get("current"))
+            except Exception:
+                time.sleep(0.05 * (attempt + 1))
+        return None
 
     def pids_exhausted(self, samples: int = 1) -> bool:
         """Whether the pid table is (nearly) full. A fork bomb's children die and respawn, so
