@@ -1,7 +1,6 @@
 """Graph: the cluster-level graph, its statistics, ego networks and sampled paths step by step."""
 import pandas as pd
 import streamlit as st
-import streamlit.components.v1 as components
 
 from analysis import cluster_graph as cg
 from analysis.coverage_views import batch_labels
@@ -80,7 +79,7 @@ st.caption(f"Showing {n_top:,} of {n_all:,} clusters (the {n_top:,} with the mos
            f"{len(view['top_edges']):,} of {len(edges):,} cluster edges among them. "
            f"Solid blue: skills (thicker = more skills); dashed orange: verified bridges. "
            f"Hover a node for its text; scroll to zoom, drag to pan.")
-components.html(view["html"], height=660)
+st.iframe(view["html"], height=660)
 
 # --- ego network ------------------------------------------------------------------------------------
 st.subheader("Ego network")
@@ -105,7 +104,7 @@ ego = _ego(ws, str(ws.root), build["build_id"], center, hops)
 capped = " (capped)" if ego["clusters"] >= cg.MAX_EGO_NODES else ""
 st.caption(f"{ego['clusters']} clusters within {hops} hop(s){capped}, {ego['edges']} edges; "
            "the picked cluster in red.")
-components.html(ego["html"], height=540)
+st.iframe(ego["html"], height=540)
 
 # --- a sampled path, step by step ------------------------------------------------------------------
 st.subheader("A sampled path, step by step")
@@ -137,6 +136,6 @@ st.dataframe(table.style.apply(lambda r: ["background-color: #ffe3e3; font-weigh
              column_config={"now": st.column_config.TextColumn("", width="small"),
                             "step": st.column_config.NumberColumn(width="small")})
 p_nodes, p_edges = cg.path_drawing(path, canonical, step)
-components.html(cg.pyvis_html(p_nodes, p_edges, height=330, label_top=len(p_nodes),
+st.iframe(cg.pyvis_html(p_nodes, p_edges, height=330, label_top=len(p_nodes),
                               highlight_nodes=[int(p_edges['dst'].iloc[-1])], highlight_edges=[len(p_edges) - 1],
                               edge_labels=True), height=350)

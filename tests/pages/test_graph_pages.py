@@ -415,3 +415,21 @@ def test_pages_say_what_to_run_on_an_empty_workspace(workspace, monkeypatch):
     for page in ("scenarios.py", "graph.py", "coverage.py"):
         at = _open(workspace, monkeypatch, page)
         assert at.info, page
+
+
+def test_graph_page_uses_no_deprecated_streamlit_call(graph_workspace, monkeypatch):
+    """st.components.v1.html is past its removal date (2026-06-01): the page draws with st.iframe,
+    and Streamlit logs no deprecation warning for it."""
+    import logging
+
+    from streamlit import deprecation_util
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())
+    deprecation_util._LOGGER.addHandler(handler)
+    try:
+        at = _open(graph_workspace, monkeypatch, "graph.py")
+    finally:
+        deprecation_util._LOGGER.removeHandler(handler)
+    assert len(at.get("iframe")) >= 2
+    assert not [m for m in seen if "will be removed" in m], seen
