@@ -108,9 +108,14 @@ def _live_view(run_id: str) -> None:
                 st.warning("The run was not running any more.")
         if st.session_state.get("synth_cancel_sent") == run_id:
             st.warning("Cancel requested: the batch stops its containers and keeps the tasks it finished.")
-    st.markdown("**Log** (last 4,000 characters of "
-                f"`{(ws.runs_dir / run_id / 'synth.log').relative_to(ws.root)}`)")
-    st.code(jobs.log_tail(ws, run_id) or "(no output yet)", language="text")
+    tail = jobs.log_tail(ws, run_id)
+    if tail is None and status not in ("running", "starting"):
+        st.caption("This run keeps no log file: it was not launched from this page (`workbench synth` "
+                   "printed to its terminal; the demo build logs to `runs/demo-build.log`).")
+    else:
+        st.markdown("**Log** (last 4,000 characters of "
+                    f"`{(ws.runs_dir / run_id / 'synth.log').relative_to(ws.root)}`)")
+        st.code(tail or "(no output yet)", language="text")
 
 
 live = statuses[run_id] in ("running", "starting")

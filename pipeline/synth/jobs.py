@@ -68,10 +68,12 @@ def cancel(ws: Workspace, run_id: str) -> bool:
     return True
 
 
-def log_tail(ws: Workspace, run_id: str, chars: int = 4000) -> str:
+def log_tail(ws: Workspace, run_id: str, chars: int = 4000) -> str | None:
+    """The end of a launched run's log; None when the run keeps none (it ran in-process: the
+    CLI printed to its terminal, the demo build logs to runs/demo-build.log)."""
     path = ws.runs_dir / run_id / "synth.log"
     if not path.exists():
-        return ""
+        return None
     with open(path, "rb") as fh:
         fh.seek(0, os.SEEK_END)
         size = fh.tell()

@@ -253,7 +253,10 @@ def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_work
                              "synthesis failures: 1 / 4"]
     assert [_metric(at, store.FUNNEL_LABELS[k]) for k in store.FUNNEL] == [str(FUNNEL[k]) for k in store.FUNNEL]
     assert not [b for b in at.button if b.key == "synth_cancel"]  # nothing to cancel
-    assert "(no output yet)" in _codes(at)
+    # The fixture's run has no log file (as a demo-build or CLI run): the page says so instead of
+    # showing an empty log as if output were still to come.
+    assert "(no output yet)" not in _codes(at)
+    assert any("keeps no log file" in c.value and "runs/demo-build.log" in c.value for c in at.caption)
 
 
 def test_a_run_whose_process_died_is_shown_interrupted_with_the_resume_hint(workspace, monkeypatch):
