@@ -133,7 +133,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("app", parents=[common], help="serve the dashboard")
     s.add_argument("--host", default="127.0.0.1",
                    help="bind address (default: localhost only; any other needs an access token)")
-    s.add_argument("--port", type=int, default=8501)
+    s.add_argument("--port", type=int, default=8501, help="port to serve on (default 8501)")
     s.add_argument("--demo", action="store_true",
                    help="build what the demo workspace lacks in the background, behind the dashboard")
     s.add_argument("--setup-docker", action="store_true", help=f"with --demo: {docker_help}")
