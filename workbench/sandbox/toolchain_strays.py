@@ -4,6 +4,7 @@ keeps the container alive), the caller and its ancestors. Used before the tests 
 verifier, on the toolchain's Python) and when pytest's session ends (the `wb_seal` plugin)."""
 import os
 import signal
+import time
 
 
 def _stat(pid):
@@ -43,21 +44,30 @@ def protected():
     return keep
 
 
-def stop_others(rounds=200):
+def stop_others(deadline_s=3.0):
     """(killed, left): rounds repeat until nothing is left, so processes forked meanwhile are
-    caught; a fork bomb's respawning children count each time they are killed."""
-    keep, killed, live = protected(), 0, []
-    for _ in range(rounds):
-        live = [p for p, (state, _, _) in _procs().items() if state != "Z" and p not in keep]
+    caught; a fork bomb's respawning children count each time they are killed. SIGKILL is
+    delivered asynchronously: a killed process can stay visible (not yet a zombie) for a while
+    on a loaded machine, so the rounds run until a deadline, pausing when only processes
+    already killed are left (200 tight rounds were too short under CI load)."""
+    keep, killed, live, signalled = protected(), 0, [], set()
+    end = time.monotonic() + deadline_s
+    while True:
+        live = [p for p, (state, _, _) in _procs().items() if state not in ("Z", "X") and p not in keep]
         if not live:
             return killed, 0
-        killed += len(live)
+        if time.monotonic() > end:
+            return killed, len(live)
+        fresh = [p for p in live if p not in signalled]
+        killed += len(fresh)
         for p in live:
             try:
                 os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
-    return killed, len(live)
+        signalled.update(fresh)
+        if not fresh:
+            time.sleep(0.005)
 
 
 def report():
