@@ -1,0 +1,115 @@
+"""`workbench skills export` and `workbench tasks export`, run as a user would (a subprocess),
+on the demo corpus ingested into a real DuckDB workspace and on a synthesis run with real bundles."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from tests.helpers import cli
+from tests.pages.synth_fixture import RUN_ID, add_cancelled_run, make_synth_fixture
+from workbench.store import tasks as task_store
+from workbench.store.skills import skill_detail, skills_table
+from workbench.store.status import workspace_status
+
+
+def _jsonl(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def test_skills_export_has_one_row_per_current_skill_with_the_rules_that_fired(demo_workspace):
+    ws = demo_workspace
+    r = cli("skills", "export", "--workspace", str(ws.root))
+    assert r.returncode == 0, r.stderr
+    rows = _jsonl(r.stdout)
+    counts = workspace_status(ws.db)["skills"]
+    assert len(rows) == counts["total"] and len({x["id"] for x in rows}) == counts["total"]
+    assert sum(x["status"] == "rejected" for x in rows) == counts["rejected"] > 0
+    assert set(rows[0]) == {"id", "name", "source_path", "status", "category", "tools", "binaries", "rules"}
+
+    # A skill of the demo corpus rejected for needing a desktop: the rule, its evidence and line.
+    gui = next(x for x in rows if x["name"] == "archive-manager-bulk-extract")
+    assert gui["status"] == "rejected" and Path(gui["source_path"]).name == "archive-manager-bulk-extract"
+    fired = {f["rule"]: f for f in gui["rules"]}
+    assert fired["executable.gui"]["verdict"] == "fail"
+    assert "Nautilus" in fired["executable.gui"]["evidence"]
+    assert fired["executable.gui"]["location"] == "SKILL.md:24" and fired["executable.gui"]["line"] == 24
+    assert "apt-get" in gui["binaries"] and "Bash" in gui["tools"]
+
+    # Every rejected row names each failing rule the store holds for it, with the same evidence.
+    by_id = {x["id"]: x for x in rows}
+    for sid in skills_table(ws.db).query("status == 'rejected'")["id"]:
+        verdicts = skill_detail(ws.db, sid)["verdicts"]
+        expected = {(v.rule, v.outcome, v.evidence) for v in verdicts.itertuples() if v.outcome != "pass"}
+        got = {(f["rule"], f["verdict"], f["evidence"]) for f in by_id[sid]["rules"]}
+        assert got == expected and any(v == "fail" for _, v, _ in got), sid
+    # nothing is curated here, so an accepted skill is one where every rule passed
+    assert all(x["rules"] == [] for x in rows if x["status"] == "accepted")
+
+
+def test_skills_export_status_filter_and_csv(demo_workspace, tmp_path):
+    ws = demo_workspace
+    counts = workspace_status(ws.db)["skills"]
+    r = cli("skills", "export", "--workspace", str(ws.root), "--status", "rejected")
+    assert r.returncode == 0, r.stderr
+    rejected = _jsonl(r.stdout)
+    assert len(rejected) == counts["rejected"] and {x["status"] for x in rejected} == {"rejected"}
+
+    out = tmp_path / "skills.csv"
+    r = cli("skills", "export", "--workspace", str(ws.root), "--format", "csv",
+            "--status", "accepted", "--status", "rejected", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "" and f"Wrote {counts['accepted'] + counts['rejected']} rows" in r.stderr
+    table = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
+    assert len(table) == counts["accepted"] + counts["rejected"]
+    assert list(table[0]) == ["id", "name", "source_path", "status", "category", "tools", "binaries", "rules"]
+    gui = next(x for x in table if x["name"] == "archive-manager-bulk-extract")
+    assert "apt-get" in gui["binaries"].split("; ")
+    rules = json.loads(gui["rules"])
+    assert rules[0]["rule"] == "executable.gui" and rules[0]["line"] == 24
+    by_name = {x["name"]: x for x in rejected}
+    assert {x["name"]: json.loads(x["rules"]) for x in table if x["status"] == "rejected"} == \
+        {n: x["rules"] for n, x in by_name.items()}
+
+
+def test_skills_export_bad_input_exits_2_and_keeps_the_old_file(demo_workspace, tmp_path):
+    ws = demo_workspace
+    r = cli("skills", "export", "--workspace", str(ws.root), "--status", "approved")
+    assert r.returncode == 2 and "invalid choice: 'approved'" in r.stderr and r.stdout == ""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file, not a folder\n")
+    r = cli("skills", "export", "--workspace", str(ws.root), "--out", str(blocker / "skills.jsonl"))
+    assert r.returncode == 2 and "Cannot write --out" in r.stderr and str(blocker / "skills.jsonl") in r.stderr
+    assert r.stdout == "" and blocker.read_text() == "a file, not a folder\n"
+
+
+def test_tasks_export_rows_carry_steps_with_skill_ids(graph_workspace, tmp_path):
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    add_cancelled_run(ws, made)
+    r = cli("tasks", "export", "--workspace", str(ws.root))
+    assert r.returncode == 0, r.stderr
+    rows = _jsonl(r.stdout)
+    assert len(rows) == len(task_store.tasks_frame(ws.db)) == 4
+    by_id = {x["task_id"]: x for x in rows}
+    for t in made:
+        row = by_id[t.task_id]
+        assert (row["name"], row["verdict"], row["category"]) == (t.name, t.verdict, t.category)
+        folder = Path(row["bundle_dir"])
+        assert folder.is_absolute() and (folder / "task.toml").is_file()
+        assert folder == (ws.root / "tasks" / t.task_id).resolve()
+        # the path's skills in order, with their names; recipes as the store recorded them
+        assert [s["skill_id"] for s in row["steps"]][:len(t.skill_ids)] == t.skill_ids
+        assert [s["skill_name"] for s in row["steps"]][:len(t.skill_ids)] == t.skill_names
+        assert [s["recipe"] for s in row["steps"]][:2] == ["log-analysis", "text-file"]
+        assert all(s["fidelity"] is None for s in row["steps"])
+        assert [s["step"] for s in row["steps"]] == list(range(1, len(row["steps"]) + 1))
+
+    out = tmp_path / "tasks.jsonl"
+    r = cli("tasks", "export", "--workspace", str(ws.root), "--run-id", RUN_ID, "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    assert sorted(x["task_id"] for x in _jsonl(out.read_text())) == sorted(t.task_id for t in made)
+
+    r = cli("tasks", "export", "--workspace", str(ws.root), "--run-id", "synth-nosuchrun")
+    assert r.returncode == 2 and "No synthesis run 'synth-nosuchrun'" in r.stderr and r.stdout == ""
