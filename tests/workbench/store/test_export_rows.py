@@ -1,0 +1,45 @@
+"""The export rows read from a real DuckDB store: curated statuses, and steps paired with
+recipes the way the synthesizer composes them."""
+from __future__ import annotations
+
+import pytest
+
+from workbench.models import CurationChange, TaskRecord
+from workbench.store import curation
+from workbench.store import tasks as task_store
+from workbench.store.export_rows import skill_rows, task_rows
+
+
+def test_skill_rows_follow_curation_and_refuse_an_unknown_status(demo_workspace):
+    ws = demo_workspace
+    accepted = skill_rows(ws.db, ["accepted"])
+    sid = accepted[0].id
+    curation.save_changes(ws.db, [CurationChange(skill_id=sid, field="status", new_value="rejected")], "test")
+    assert sid not in {r.id for r in skill_rows(ws.db, ["accepted"])}
+    curated = next(r for r in skill_rows(ws.db, ["rejected"]) if r.id == sid)
+    assert curated.status == "rejected" and curated.rules == []   # rejected by hand, no rule fired
+    with pytest.raises(ValueError, match="unknown status approved; choose from accepted, rejected, pending"):
+        skill_rows(ws.db, ["approved"])
+
+
+def _save(ws, task_id: str, skill_ids: list[str], recipes: list[str]) -> None:
+    task_store.save_task(ws.db, TaskRecord(task_id=task_id, name=f"t/{task_id}", path_id=f"p-{task_id}",
+                                           category="text-processing", difficulty="easy", n_steps=len(recipes),
+                                           recipes=recipes, skill_ids=skill_ids, scenario_ids=[],
+                                           bundle_dir=f"tasks/{task_id}", bundle_hash="0"))
+
+
+def test_task_steps_pair_skills_with_the_recipes_composed_for_them(demo_workspace):
+    ws = demo_workspace
+    skills = skill_rows(ws.db)[:6]
+    ids = [s.id for s in skills]
+    _save(ws, "one-skill", ids[:1], ["csv-report", "text-file"])   # a one-skill path is composed twice
+    _save(ws, "six-skills", ids, ["a", "b", "c", "d", "e"])          # only the first five are composed
+    _save(ws, "gone-skill", ["no-such-skill"], ["csv-report", "text-file"])
+    rows = {r.task_id: r for r in task_rows(ws.db, ws.root)}
+    assert [(s.step, s.skill_id, s.recipe) for s in rows["one-skill"].steps] == \
+        [(1, ids[0], "csv-report"), (2, ids[0], "text-file")]
+    assert [(s.skill_id, s.skill_name, s.recipe) for s in rows["six-skills"].steps] == \
+        [(s.id, s.name, r) for s, r in zip(skills, ["a", "b", "c", "d", "e", None])]
+    assert [s.skill_name for s in rows["gone-skill"].steps] == [None, None]
+    assert rows["one-skill"].bundle_dir == str((ws.root / "tasks" / "one-skill").resolve())
