@@ -1,6 +1,7 @@
 """Synthesis: launch a batch (sample paths → synthesize → verify) and follow it live."""
 import streamlit as st
 
+from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
 from pages import cached
 from pages.shared import provider_note, workspace
@@ -61,23 +62,23 @@ runs = store.runs(ws.db)
 if runs.empty:
     st.info("No synthesis runs yet. Launch one above, or run `workbench synth --paths 20` in a terminal.")
     st.stop()
-statuses = {r["run_id"]: tv.effective_status(r, jobs.is_alive(tv.pid_of(r))) for _, r in runs.iterrows()}
-st.dataframe(tv.runs_table(runs, statuses), hide_index=True, width="stretch", height=220, key="runs_table",
+statuses = {r["run_id"]: runs_view.effective_status(r, jobs.is_alive(runs_view.pid_of(r))) for _, r in runs.iterrows()}
+st.dataframe(runs_view.runs_table(runs, statuses), hide_index=True, width="stretch", height=220, key="runs_table",
              column_config={"n_paths": st.column_config.NumberColumn("paths"),
                             "created_at": st.column_config.DatetimeColumn("started"),
                             "finished_at": st.column_config.DatetimeColumn("finished")})
 ids = runs["run_id"].tolist()
-labels = {r["run_id"]: tv.run_label(r) for _, r in runs.iterrows()}
+labels = {r["run_id"]: runs_view.run_label(r) for _, r in runs.iterrows()}
 if st.session_state.get("synth_run") not in labels:
-    st.session_state["synth_run"] = tv.default_run(runs, statuses)
+    st.session_state["synth_run"] = runs_view.default_run(runs, statuses)
 run_id = st.selectbox("Follow run", ids, format_func=labels.get, key="synth_run")
 st.session_state["synth_seen"] = (run_id, statuses[run_id])
 
 
 def _live_view(run_id: str) -> None:
     run = store.get_run(ws.db, run_id)
-    pid = tv.pid_of(run)
-    status = tv.effective_status(run, jobs.is_alive(pid))
+    pid = runs_view.pid_of(run)
+    status = runs_view.effective_status(run, jobs.is_alive(pid))
     if st.session_state.get("synth_seen") != (run_id, status):
         st.rerun()  # the run changed state: refresh the runs table and stop polling when it is over
     if status in ("running", "starting"):
@@ -90,12 +91,12 @@ def _live_view(run_id: str) -> None:
     elif status == "interrupted":
         st.warning(f"Interrupted: the batch process ({pid}) is gone — killed or crashed before it finished. "
                    "The tasks it finished are kept; resume the rest with:")
-        st.code(tv.resume_command(run_id, str(ws.root)), language="bash")
+        st.code(runs_view.resume_command(run_id, str(ws.root)), language="bash")
     else:
         st.error(f"Failed: {run['message'] or 'see the log below'}")
-        st.caption(f"Resume after fixing the cause: `{tv.resume_command(run_id, str(ws.root))}`")
+        st.caption(f"Resume after fixing the cause: `{runs_view.resume_command(run_id, str(ws.root))}`")
     funnel = store.funnel_counts(ws.db, run_id)
-    for p in tv.run_progress(store.stage_counts(ws.db, run_id), funnel, run):
+    for p in runs_view.run_progress(store.stage_counts(ws.db, run_id), funnel, run):
         st.progress(p["fraction"], text=p["text"])
     cols = st.columns(len(tv.FUNNEL))
     for col, key in zip(cols, tv.FUNNEL):

@@ -3,6 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
 from analysis.display import text_or_missing
 from pages import cached
@@ -33,7 +34,7 @@ def _files(root: str, bundle_dir: str, bundle_hash: str) -> dict[str, bytes]:
 st.subheader("Yield")
 runs = cached.task_runs(ws)
 run_ids = [None] + runs["run_id"].tolist()
-run_labels = {None: "all runs", **{r["run_id"]: tv.run_label(r) for _, r in runs.iterrows()}}
+run_labels = {None: "all runs", **{r["run_id"]: runs_view.run_label(r) for _, r in runs.iterrows()}}
 scope = st.selectbox("Runs", run_ids, format_func=run_labels.get, key="yield_run")
 funnel = cached.funnel_counts(ws, scope)
 cols = st.columns(4)
@@ -104,7 +105,7 @@ elif t["verdict"] == "rejected":
     st.error(f"Rejected at **{t['failed_check']}**: {t['reason']}")
 elif t["verdict"] == "cancelled":
     st.warning(f"Cancelled: its run `{t['run_id']}` was {t['run_status']} before this task was verified. "
-               f"`{tv.resume_command(t['run_id'], str(ws.root))}` verifies it.")
+               f"`{runs_view.resume_command(t['run_id'], str(ws.root))}` verifies it.")
 else:
     st.info("Pending: not verified yet.")
 

@@ -1,7 +1,6 @@
-"""Filtering, funnel, check breakdowns, per-test outcomes, bundle listings and run progress."""
+"""Filtering, funnel, check breakdowns, per-test outcomes and bundle listings."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 
 import numpy as np
 import pandas as pd
@@ -185,59 +184,6 @@ def test_text_files_cut_at_a_cap_and_binary_detection_at_the_boundary():
     # a multi-byte character split by the 8 KiB sniffing window is still text
     assert not tv.is_binary(b"a" * 8191 + "é".encode())
     assert tv.is_binary(b"\xff\xfe\x00a")
-
-
-def _run(**kw) -> dict:
-    return {"run_id": "synth-1", "status": "running", "pid": 123, "n_paths": 10, "sampler": "random-walk",
-            "created_at": datetime(2026, 1, 1, 12, 0, 0), **kw}
-
-
-def test_effective_status_reads_dead_processes_as_interrupted():
-    now = datetime(2026, 1, 1, 12, 5, 0)
-    assert tv.effective_status(_run(), alive=True, now=now) == "running"
-    assert tv.effective_status(_run(), alive=False, now=now) == "interrupted"
-    assert tv.effective_status(_run(status="finished"), alive=False, now=now) == "finished"
-    # no process id recorded yet: starting for a few seconds, then interrupted
-    assert tv.effective_status(_run(pid=float("nan")), alive=False,
-                               now=datetime(2026, 1, 1, 12, 0, 5)) == "starting"
-    assert tv.effective_status(_run(pid=None), alive=False, now=now) == "interrupted"
-    assert tv.pid_of(_run(pid=float("nan"))) is None and tv.pid_of(_run(pid=123.0)) == 123
-    assert tv.resume_command("synth-1") == "workbench synth --resume --run-id synth-1"
-    assert tv.resume_command("synth-1", "/w s") == "workbench synth --workspace '/w s' --resume --run-id synth-1"
-
-
-def test_run_progress_fractions():
-    run = _run()
-    before = tv.run_progress({}, dict.fromkeys(FUNNEL, 0), run)
-    assert [p["fraction"] for p in before] == [0.0] * 5
-    assert before[0]["text"] == "paths sampled: 0 / 10"
-    stages = {"sampled": 4, "synthesized": 2, "verified": 3, "failed": 1}
-    p = {r["stage"]: r for r in tv.run_progress(stages, {"accepted": 2}, run)}
-    assert p["sampled"]["fraction"] == 1.0 and p["sampled"]["done"] == 10
-    assert (p["synthesized"]["done"], p["synthesized"]["total"], p["synthesized"]["fraction"]) == (6, 10, 0.6)
-    assert (p["verified"]["done"], p["verified"]["fraction"]) == (4, 0.4)
-    assert (p["accepted"]["done"], p["accepted"]["fraction"]) == (2, 0.2)
-    assert p["failed"]["text"] == "synthesis failures: 1 / 10"
-    # a sampler that drew fewer paths than asked: progress is over the paths it drew
-    short = {r["stage"]: r for r in tv.run_progress({"verified": 5, "failed": 1}, {"accepted": 5}, run)}
-    assert short["verified"]["fraction"] == 1.0 and short["verified"]["total"] == 6
-
-
-def test_runs_table_and_default_run():
-    t0 = datetime(2026, 1, 1, 12, 0, 0)
-    runs = pd.DataFrame([_run(run_id="a", status="finished", created_at=t0),
-                         _run(run_id="b", status="running", created_at=t0 + timedelta(minutes=1)),
-                         _run(run_id="c", status="running", created_at=t0 + timedelta(minutes=2))])
-    for col in ("provider", "concurrency", "seed", "finished_at", "message"):
-        runs[col] = None
-    statuses = {"a": "finished", "b": "running", "c": "interrupted"}
-    table = tv.runs_table(runs, statuses)
-    assert table["run_id"].tolist() == ["c", "b", "a"] and table["status"].tolist() == ["interrupted", "running",
-                                                                                       "finished"]
-    assert tv.default_run(runs, statuses) == "b"  # the newest live run beats a newer dead one
-    assert tv.default_run(runs, {"a": "finished", "b": "failed", "c": "interrupted"}) == "c"
-    assert tv.default_run(runs.iloc[0:0], {}) is None and tv.runs_table(runs.iloc[0:0], {}).empty
-    assert tv.run_label(runs.iloc[0]) == "a · random-walk · 10 paths · 2026-01-01 12:00:00"
 
 
 def test_pending_tasks_of_an_ended_run_read_cancelled_and_verified_ones_come_first():
