@@ -1,10 +1,16 @@
-"""AppTest does not index st.dataframe or st.plotly_chart by key; find them by what they show."""
+"""Opening a page under AppTest on a workspace, and finding what AppTest does not index by key
+(st.dataframe, st.plotly_chart, buttons, metrics) by what they show."""
 from __future__ import annotations
 
 import base64
 import json
 
 import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from workbench.config import REPO_ROOT
+
+PAGES = REPO_ROOT / "pages"
 
 
 def frame(at, *columns):
@@ -29,3 +35,22 @@ def plotly_array(value) -> np.ndarray:
         shape = value.get("shape")
         return arr.reshape([int(x) for x in str(shape).split(",")]) if shape else arr
     return np.asarray(value)
+
+
+def open_page(ws, monkeypatch, page: str) -> AppTest:
+    """pages/<page> run once on the workspace ws; it must raise nothing."""
+    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
+    monkeypatch.setenv("WORKBENCH_AUTHOR", "page-test")
+    at = AppTest.from_file(str(PAGES / page), default_timeout=180).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def button(at, key: str):
+    hits = [b for b in at.button if b.key == key]
+    assert hits, f"no button {key}: {[b.key for b in at.button]}"
+    return hits[0]
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)

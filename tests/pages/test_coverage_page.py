@@ -1,24 +1,17 @@
-"""Coverage page through AppTest: batches of different sizes are compared at an equal budget
-by default (a 12-path batch against 200-path ones), and whole on request."""
+"""Coverage page through AppTest: heatmaps, growth and metrics; batches of different sizes are
+compared at an equal budget by default (a 12-path batch against 200-path ones), and whole on request."""
 from __future__ import annotations
 
 import numpy as np
-from streamlit.testing.v1 import AppTest
 
 from analysis import coverage_views as cv
 from pipeline.graph.sample_run import sample
-from tests.pages.apptest_helpers import chart, frame, plotly_array
-from workbench.config import REPO_ROOT
+from tests.pages.apptest_helpers import chart, frame, open_page, plotly_array
 from workbench.store import graph as store
 
-PAGE = str(REPO_ROOT / "pages" / "coverage.py")
 
-
-def _open(ws, monkeypatch) -> AppTest:
-    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
-    at = AppTest.from_file(PAGE, default_timeout=180).run()
-    assert not at.exception, at.exception
-    return at
+def _open(ws, monkeypatch):
+    return open_page(ws, monkeypatch, "coverage.py")
 
 
 def test_batches_of_different_sizes_are_compared_at_an_equal_budget(graph_workspace, monkeypatch):
@@ -55,3 +48,39 @@ def test_batches_of_different_sizes_are_compared_at_an_equal_budget(graph_worksp
     whole = cv.heatmap_pair(store.coverage_cells(ws.db, left), store.coverage_cells(ws.db, right),
                             top=cv.HEATMAP_ROWS)[1]
     assert np.nansum(plotly_array(chart(at, "heatmap_pair")["data"][1]["z"]).astype(float)) == whole.to_numpy().sum()
+
+
+def test_coverage_page_heatmaps_growth_and_metrics(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    at = _open(ws, monkeypatch)
+    for key in ("heatmap", "heatmap_pair", "growth"):
+        fig = chart(at, key)
+        assert fig["data"], key
+    pair = chart(at, "heatmap_pair")["data"]
+    assert [t["type"] for t in pair] == ["heatmap", "heatmap"] and pair[0]["y"] == pair[1]["y"]
+    heat = chart(at, "heatmap")["data"][0]
+    assert heat["type"] == "heatmap" and len(heat["y"]) <= 40
+    batches = store.sample_batches(ws.db)
+    by_id = batches.set_index("batch_id")
+    left, right = at.selectbox(key="cov_left").value, at.selectbox(key="cov_right").value
+    assert by_id.loc[left, "sampler"] == "inverse-frequency" and by_id.loc[right, "sampler"] == "random-walk"
+    # the single-batch heatmap: the 40 most visited clusters, most visited first, all their visits
+    cells = store.coverage_cells(ws.db, at.selectbox(key="cov_batch").value)
+    per_cluster = cells.groupby(cells["cluster"].fillna("?"))["visits"].sum().sort_values(ascending=False)
+    z = plotly_array(heat["z"]).reshape(len(heat["y"]), len(heat["x"]))
+    assert np.nansum(z, axis=1).tolist() == per_cluster.head(40).tolist()  # zeros are drawn blank (NaN)
+    assert sorted(heat["x"]) == sorted(cells["category"].unique())
+    metrics = frame(at, "batch", "unique_pairs", "normalized_entropy", "gini", "kl_to_uniform")
+    assert len(metrics) == 2
+    labels = at.selectbox(key="cov_left").format_func
+    for bid in (left, right):
+        steps = store.path_steps(ws.db, bid)
+        direct = len(steps[["src_anchor", "skill_id"]].drop_duplicates())
+        row = metrics[metrics["batch"] == labels(bid)].iloc[0]
+        assert row["unique_pairs"] == direct
+        assert 0 < row["normalized_entropy"] <= 1 and 0 <= row["gini"] < 1 and row["kl_to_uniform"] >= 0
+    # one growth curve per batch, ending at its unique pairs
+    growth = {tr["name"]: plotly_array(tr["y"]) for tr in chart(at, "growth")["data"]}
+    for _, row in metrics.iterrows():
+        assert growth[row["batch"]][-1] == row["unique_pairs"]
+        assert (np.diff(growth[row["batch"]]) >= 0).all()

@@ -8,27 +8,12 @@ import signal
 import subprocess
 import time
 
-from streamlit.testing.v1 import AppTest
-
 from pipeline.synth import jobs
-from tests.pages.apptest_helpers import chart, frame, plotly_array
+from tests.pages.apptest_helpers import button, chart, frame, metric, open_page, plotly_array
 from tests.pages.synth_fixture import (CANCELLED_RUN_ID, FUNNEL, ORACLE_FAILURE, RUN_ID, add_cancelled_run,
                                       make_synth_fixture)
-from workbench.config import REPO_ROOT
 from workbench.store import tasks as store
 
-PAGES = REPO_ROOT / "pages"
-
-
-def _open(ws, monkeypatch, page: str) -> AppTest:
-    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
-    at = AppTest.from_file(str(PAGES / page), default_timeout=180).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
 
 
 def _shown(at) -> int:
@@ -44,19 +29,13 @@ def _progress(at) -> list[str]:
     return [el.proto.text for el in at.get("progress")]
 
 
-def _button(at, key: str):
-    hits = [b for b in at.button if b.key == key]
-    assert hits, f"no button {key}: {[b.key for b in at.button]}"
-    return hits[0]
-
-
 # --- empty workspace ---------------------------------------------------------------------------------
 
 def test_both_pages_say_what_to_do_on_an_empty_workspace(workspace, monkeypatch):
-    at = _open(workspace, monkeypatch, "tasks.py")
+    at = open_page(workspace, monkeypatch, "tasks.py")
     assert any("No tasks yet" in i.value and "Synthesis page" in i.value for i in at.info)
     assert not at.dataframe
-    at = _open(workspace, monkeypatch, "synthesis.py")
+    at = open_page(workspace, monkeypatch, "synthesis.py")
     assert any("No scenario graph yet" in w.value and "workbench graph build" in w.value for w in at.warning)
     assert any("No synthesis runs yet" in i.value for i in at.info)
     assert any("keeps going when you close this tab" in m.value for m in at.markdown)
@@ -64,7 +43,7 @@ def test_both_pages_say_what_to_do_on_an_empty_workspace(workspace, monkeypatch)
     provider = at.radio(key="synth_provider")
     assert provider.options == ["offline", "llm"] and provider.value == "offline" and provider.disabled
     assert at.selectbox(key="synth_sampler").options[0] == "inverse-frequency"
-    assert _button(at, "synth_launch").label == "Launch"
+    assert button(at, "synth_launch").label == "Launch"
 
 
 # --- Tasks page --------------------------------------------------------------------------------------
@@ -72,9 +51,9 @@ def test_both_pages_say_what_to_do_on_an_empty_workspace(workspace, monkeypatch)
 def test_tasks_page_shows_the_funnel_and_filters_narrow_the_list(graph_workspace, monkeypatch):
     ws = graph_workspace
     made = make_synth_fixture(ws)
-    at = _open(ws, monkeypatch, "tasks.py")
-    assert _metric(at, "Paths sampled") == "4" and _metric(at, "Tasks synthesized") == "3"
-    assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Verified / sampled") == "25%"
+    at = open_page(ws, monkeypatch, "tasks.py")
+    assert metric(at, "Paths sampled") == "4" and metric(at, "Tasks synthesized") == "3"
+    assert metric(at, "Tasks accepted") == "1" and metric(at, "Verified / sampled") == "25%"
     funnel = chart(at, "funnel")
     assert funnel["data"][0]["x"] == [FUNNEL[k] for k in store.FUNNEL]
     assert funnel["layout"]["title"]["text"] == "1 verified of 4 sampled (25% yield)"
@@ -82,7 +61,7 @@ def test_tasks_page_shows_the_funnel_and_filters_narrow_the_list(graph_workspace
     assert list(failures["y"]) == ["oracle passes", "rubric"] and plotly_array(failures["x"]).tolist() == [1, 1]
     # one run picked: the same numbers (every task came from it)
     at.selectbox(key="yield_run").set_value(RUN_ID).run()
-    assert _metric(at, "Tasks accepted") == "1" and _metric(at, "Paths sampled") == "4"
+    assert metric(at, "Tasks accepted") == "1" and metric(at, "Paths sampled") == "4"
 
     assert _shown(at) == 3
     at.pills(key="f_verdict").set_value(["rejected"]).run()
@@ -117,7 +96,7 @@ def test_selecting_a_task_shows_its_files_and_check_logs(graph_workspace, monkey
     ws = graph_workspace
     made = make_synth_fixture(ws)
     target = made[1]  # rejected at the oracle check
-    at = _open(ws, monkeypatch, "tasks.py")
+    at = open_page(ws, monkeypatch, "tasks.py")
     table = frame(at, "name", "verdict", "failed_check")
     row = table["name"].tolist().index(target.name)
     at.session_state["tasks_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
@@ -154,7 +133,7 @@ def test_selecting_a_task_shows_its_files_and_check_logs(graph_workspace, monkey
 def test_rubric_problems_are_listed_and_a_missing_bundle_is_reported(graph_workspace, monkeypatch):
     ws = graph_workspace
     made = make_synth_fixture(ws)
-    at = _open(ws, monkeypatch, "tasks.py")
+    at = open_page(ws, monkeypatch, "tasks.py")
     at.selectbox(key="detail_task").set_value(made[2].task_id).run()
     problems = frame(at, "problems")
     assert problems["problems"].tolist() == ["instruction never mentions /app/out.txt"]
@@ -175,7 +154,7 @@ def test_every_tab_of_a_verified_task_renders(graph_workspace, monkeypatch):
     included): Files, Checks and Path all render, and each check shows what it reported."""
     ws = graph_workspace
     made = make_synth_fixture(ws)
-    at = _open(ws, monkeypatch, "tasks.py")
+    at = open_page(ws, monkeypatch, "tasks.py")
     at.selectbox(key="detail_task").set_value(made[0].task_id).run()
     assert not at.exception, at.exception
     assert _tab_labels(at) == [f"Files ({len(made[0].files)})", "Checks (5)", "Path"]
@@ -201,7 +180,7 @@ def test_checks_stored_in_an_older_shape_still_display(graph_workspace, monkeypa
                     [json.dumps({"problems": [], "tests": 2, "mapped": []}), made[0].task_id])
         con.execute("UPDATE task_checks SET details = ? WHERE task_id = ? AND check_name = 'decontam'",
                     [json.dumps({"matches": "not a list"}), made[0].task_id])
-    at = _open(ws, monkeypatch, "tasks.py")
+    at = open_page(ws, monkeypatch, "tasks.py")
     at.selectbox(key="detail_task").set_value(made[0].task_id).run()
     assert not at.exception, at.exception
     shown = [json.loads(j.value) for j in at.json]
@@ -215,7 +194,7 @@ def test_a_cancelled_runs_task_reads_cancelled_and_the_page_opens_on_a_verified_
     ws = graph_workspace
     made = make_synth_fixture(ws)
     cancelled = add_cancelled_run(ws, made)  # the newest task: first in the table
-    at = _open(ws, monkeypatch, "tasks.py")
+    at = open_page(ws, monkeypatch, "tasks.py")
     # unverified tasks are hidden by default, and the page says so
     assert at.pills(key="f_verdict").value == ["accepted", "rejected"]
     assert _shown(at) == 3 and cancelled.name not in frame(at, "name", "verdict")["name"].tolist()
@@ -242,7 +221,7 @@ def test_a_cancelled_runs_task_reads_cancelled_and_the_page_opens_on_a_verified_
 def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_workspace, monkeypatch):
     ws = graph_workspace
     make_synth_fixture(ws)
-    at = _open(ws, monkeypatch, "synthesis.py")
+    at = open_page(ws, monkeypatch, "synthesis.py")
     assert not any("No scenario graph yet" in w.value for w in at.warning)
     runs = frame(at, "run_id", "status", "sampler")
     assert runs["run_id"].tolist() == [RUN_ID] and runs["status"].tolist() == ["finished"]
@@ -251,7 +230,7 @@ def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_work
     assert _progress(at) == ["paths sampled: 4 / 4", "paths through synthesis: 4 / 4",
                              "paths through verification: 4 / 4", "tasks accepted: 1 / 4",
                              "synthesis failures: 1 / 4"]
-    assert [_metric(at, store.FUNNEL_LABELS[k]) for k in store.FUNNEL] == [str(FUNNEL[k]) for k in store.FUNNEL]
+    assert [metric(at, store.FUNNEL_LABELS[k]) for k in store.FUNNEL] == [str(FUNNEL[k]) for k in store.FUNNEL]
     assert not [b for b in at.button if b.key == "synth_cancel"]  # nothing to cancel
     # The fixture's run has no log file (as a demo-build or CLI run): the page says so instead of
     # showing an empty log as if output were still to come.
@@ -264,7 +243,7 @@ def test_a_run_whose_process_died_is_shown_interrupted_with_the_resume_hint(work
     proc = subprocess.Popen(["true"])  # its pid is free again once reaped
     proc.wait()
     store.create_run(ws.db, "synth-dead01", "inverse-frequency", 10, 0, "offline", 2, proc.pid)
-    at = _open(ws, monkeypatch, "synthesis.py")
+    at = open_page(ws, monkeypatch, "synthesis.py")
     assert frame(at, "run_id", "status")["status"].tolist() == ["interrupted"]
     assert any(w.value.startswith(f"Interrupted: the batch process ({proc.pid}) is gone") for w in at.warning)
     assert f"workbench synth --workspace {ws.root} --resume --run-id synth-dead01" in _codes(at)
@@ -282,14 +261,14 @@ def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspac
         store.set_path_stage(ws.db, "synth-live01", "p2", "failed", error="recipe failed")
         (ws.runs_dir / "synth-live01").mkdir()
         (ws.runs_dir / "synth-live01" / "synth.log").write_text("synthesizing path p1\nLIVE-LOG-LINE\n")
-        at = _open(ws, monkeypatch, "synthesis.py")
+        at = open_page(ws, monkeypatch, "synthesis.py")
         assert frame(at, "run_id", "status")["status"].tolist() == ["running"]
         assert any(i.value.startswith(f"Running (process {proc.pid}). It continues if you close this tab")
                    for i in at.info)
         assert _progress(at)[:3] == ["paths sampled: 5 / 5", "paths through synthesis: 2 / 5",
                                      "paths through verification: 1 / 5"]
         assert any("LIVE-LOG-LINE" in c for c in _codes(at))
-        _button(at, "synth_cancel").click().run()
+        button(at, "synth_cancel").click().run()
         assert not at.exception, at.exception
         assert any(w.value.startswith("Cancel requested") for w in at.warning)
         assert proc.wait(timeout=10) == -signal.SIGTERM
@@ -303,11 +282,11 @@ def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspa
     """A real launch through the form: with no graph to sample from the batch process ends
     at once, and the page says so and shows its log."""
     ws = workspace
-    at = _open(ws, monkeypatch, "synthesis.py")
+    at = open_page(ws, monkeypatch, "synthesis.py")
     at.selectbox(key="synth_sampler").set_value("random-walk")
     at.number_input(key="synth_paths").set_value(3)
     at.number_input(key="synth_seed").set_value(5)
-    _button(at, "synth_launch").click().run()
+    button(at, "synth_launch").click().run()
     assert not at.exception, at.exception
     runs = store.runs(ws.db)
     assert len(runs) == 1

@@ -1,46 +1,17 @@
-"""Scenarios, Graph and Coverage pages through AppTest, on the demo graph workspace."""
+"""Scenarios page through AppTest on the demo graph workspace: the map, lasso merges through the
+dialog (scope, second ask), split, rename, undo, and every cluster reachable from the picker."""
 from __future__ import annotations
 
-import json
-
-import numpy as np
 import pandas as pd
-from streamlit.testing.v1 import AppTest
 
-from analysis import cluster_graph as cg
 from analysis import scenario_map as sm
 from analysis.display import short
 from pipeline.graph import edits
-from pipeline.graph.assemble import assemble, graph_stats
 from pipeline.graph.build import build_graph
+from tests.pages.apptest_helpers import button, frame, open_page
 from tests.pages.apptest_helpers import chart as _chart
-from tests.pages.apptest_helpers import frame
-from tests.pages.apptest_helpers import plotly_array as _array
-from workbench.config import REPO_ROOT
 from workbench.store import graph as store
 
-PAGES = REPO_ROOT / "pages"
-
-
-def _open(ws, monkeypatch, page: str) -> AppTest:
-    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
-    monkeypatch.setenv("WORKBENCH_AUTHOR", "page-test")
-    at = AppTest.from_file(str(PAGES / page), default_timeout=180).run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _button(at, key: str):
-    hits = [b for b in at.button if b.key == key]
-    assert hits, f"no button {key}: {[b.key for b in at.button]}"
-    return hits[0]
-
-
-def _metric(at, label: str) -> str:
-    return next(m.value for m in at.metric if m.label == label)
-
-
-# --- Scenarios --------------------------------------------------------------------------------------
 
 def _two_clusters(ws) -> tuple[pd.DataFrame, list[int]]:
     """The two largest clusters that lie in one HDBSCAN topic (a merge that needs no second
@@ -70,7 +41,7 @@ def _lasso(points: pd.DataFrame) -> dict:
 
 def test_scenarios_page_draws_the_map_with_ids_and_lists_members(graph_workspace, monkeypatch):
     ws = graph_workspace
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     fig = _chart(at, "scenario_map")
     assert fig["layout"]["dragmode"] == "lasso"
     drawn = {tuple(cd) for tr in fig["data"] for cd in tr["customdata"]}
@@ -96,18 +67,18 @@ def test_lasso_merge_through_the_dialog_then_undo(graph_workspace, monkeypatch):
     ws = graph_workspace
     before = store.clusters_table(ws.db)
     points, ids = _two_clusters(ws)
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.session_state["scenario_map"] = _lasso(points)
     at.run()
     assert not at.exception, at.exception
-    opener = _button(at, "merge_open")
+    opener = button(at, "merge_open")
     assert opener.label == "Merge 2 clusters"
     opener.click().run()
     assert not at.exception, at.exception
     # the dialog lists the canonical texts of both clusters and asks to confirm
     preview = frame(at, "cluster_id", "size", "canonical")
     assert set(preview["canonical"]) == set(before.set_index("cluster_id").loc[ids, "canonical"])
-    _button(at, "merge_confirm").click().run()
+    button(at, "merge_confirm").click().run()
     assert not at.exception, at.exception
     after = store.clusters_table(ws.db)
     assert len(after) == len(before) - 1
@@ -124,7 +95,7 @@ def test_lasso_merge_through_the_dialog_then_undo(graph_workspace, monkeypatch):
     assert members[members["scenario_id"].isin(points["scenario_id"])]["cluster_id"].nunique() == 1
     assert len(store.clusters_table(ws.db)) == len(before) - 1
     # undo restores the two clusters
-    _button(at, "undo").click().run()
+    button(at, "undo").click().run()
     assert not at.exception, at.exception
     restored = store.clusters_table(ws.db)
     assert len(restored) == len(before)
@@ -135,11 +106,11 @@ def test_merge_dialog_cancel_changes_nothing(graph_workspace, monkeypatch):
     ws = graph_workspace
     before = store.clusters_table(ws.db)
     points, _ = _two_clusters(ws)
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.session_state["scenario_map"] = _lasso(points)
     at.run()
-    _button(at, "merge_open").click().run()
-    _button(at, "merge_cancel").click().run()
+    button(at, "merge_open").click().run()
+    button(at, "merge_cancel").click().run()
     assert not at.exception
     assert "merge_anchors" not in at.session_state
     assert not [b for b in at.button if b.key == "merge_confirm"]
@@ -149,7 +120,7 @@ def test_merge_dialog_cancel_changes_nothing(graph_workspace, monkeypatch):
 def test_a_selection_inside_one_cluster_offers_no_merge(graph_workspace, monkeypatch):
     ws = graph_workspace
     points, ids = _two_clusters(ws)
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.session_state["scenario_map"] = _lasso(points[points["cluster_id"] == ids[0]])
     at.run()
     assert not at.exception
@@ -160,7 +131,7 @@ def test_rename_survives_a_rebuild_and_undo_restores(graph_workspace, monkeypatc
     ws = graph_workspace
     clusters = store.clusters_table(ws.db)
     target = clusters.iloc[2]
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.selectbox(key="cluster_pick").set_value(target["anchor"]).run()
     box = next(t for t in at.text_input if t.label == "Canonical text")
     assert box.value == target["canonical"]
@@ -176,7 +147,7 @@ def test_rename_survives_a_rebuild_and_undo_restores(graph_workspace, monkeypatc
     build_graph(ws)
     row = store.clusters_table(ws.db).set_index("anchor").loc[target["anchor"]]
     assert row["canonical"] == "A renamed scenario, chosen by the curator"
-    _button(at, "undo").click().run()
+    button(at, "undo").click().run()
     assert not at.exception
     row = store.clusters_table(ws.db).set_index("anchor").loc[target["anchor"]]
     assert row["canonical"] == target["canonical"] and not bool(row["renamed"])
@@ -186,7 +157,7 @@ def test_split_moves_members_into_a_new_cluster(graph_workspace, monkeypatch):
     ws = graph_workspace
     clusters = store.clusters_table(ws.db)
     target = clusters[clusters["size"] >= 2].iloc[0]
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.selectbox(key="cluster_pick").set_value(target["anchor"]).run()
     split_box = next(m for m in at.multiselect if m.key.startswith("split_pick_"))
     mem = store.members_table(ws.db)
@@ -194,8 +165,8 @@ def test_split_moves_members_into_a_new_cluster(graph_workspace, monkeypatch):
     assert len(split_box.options) == len(mem) == target["size"]
     moved_id = mem["scenario_id"].iloc[0]
     split_box.set_value([moved_id]).run()
-    assert _button(at, "split").label == "Split off 1 scenario(s)"
-    _button(at, "split").click().run()
+    assert button(at, "split").label == "Split off 1 scenario(s)"
+    button(at, "split").click().run()
     assert not at.exception, at.exception
     after = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
     stay = mem["scenario_id"].iloc[1]
@@ -211,20 +182,20 @@ def test_merge_dialog_says_what_it_joins_and_asks_again_past_the_threshold(graph
     members = store.members_table(ws.db)
     points = members[members["cluster_id"].isin(ids)]
     topics = sorted(t for t in points["topic"].unique() if t >= 0)
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.session_state["scenario_map"] = _lasso(points)
     at.run()
     assert any(f"in {len(ids)} dedup clusters from {len(topics)} topic(s)" in c.value for c in at.caption)
-    _button(at, "merge_open").click().run()
+    button(at, "merge_open").click().run()
     assert not at.exception, at.exception
     topic_word = "topic" if len(topics) == 1 else "topics"
     assert any(m.value.startswith(f"This merge joins {len(ids)} dedup clusters ({len(points)} scenarios) from "
                                   f"{len(topics)} HDBSCAN {topic_word}") for m in at.markdown)
     assert any(f"more than {sm.MERGE_ASK_AGAIN_CLUSTERS} clusters" in w.value for w in at.warning)
-    assert _button(at, "merge_confirm").disabled  # asked again: nothing merges until confirmed
+    assert button(at, "merge_confirm").disabled  # asked again: nothing merges until confirmed
     at.checkbox(key="merge_sure").check().run()
-    assert not _button(at, "merge_confirm").disabled
-    _button(at, "merge_confirm").click().run()
+    assert not button(at, "merge_confirm").disabled
+    button(at, "merge_confirm").click().run()
     assert not at.exception, at.exception
     assert len(store.clusters_table(ws.db)) == len(before) - len(ids) + 1
     # the history names the merged clusters by their texts and sizes then, not by ids
@@ -238,13 +209,13 @@ def test_merge_dialog_says_what_it_joins_and_asks_again_past_the_threshold(graph
 def test_a_small_merge_in_one_topic_is_not_asked_twice(graph_workspace, monkeypatch):
     ws = graph_workspace
     points, _ = _two_clusters(ws)
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.session_state["scenario_map"] = _lasso(points)
     at.run()
-    _button(at, "merge_open").click().run()
+    button(at, "merge_open").click().run()
     assert any(m.value.startswith("This merge joins 2 dedup clusters") and "from 1 HDBSCAN topic " in m.value
                for m in at.markdown)
-    assert not [c for c in at.checkbox if c.key == "merge_sure"] and not _button(at, "merge_confirm").disabled
+    assert not [c for c in at.checkbox if c.key == "merge_sure"] and not button(at, "merge_confirm").disabled
 
 
 def test_split_off_a_merge_keeps_the_merge_and_the_pick_so_a_rename_lands_on_it(graph_workspace, monkeypatch):
@@ -255,12 +226,12 @@ def test_split_off_a_merge_keeps_the_merge_and_the_pick_so_a_rename_lands_on_it(
     merged = points["scenario_id"].tolist()
     cluster = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
     anchor = store.clusters_table(ws.db).set_index("cluster_id").loc[cluster[merged[0]], "anchor"]
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     at.selectbox(key="cluster_pick").set_value(anchor).run()
     split_box = next(m for m in at.multiselect if m.key.startswith("split_pick_"))
     moved_id = merged[0]
     split_box.set_value([moved_id]).run()
-    _button(at, "split").click().run()
+    button(at, "split").click().run()
     assert not at.exception, at.exception
     assert len(store.clusters_table(ws.db)) == n_merged + 1  # the merge stays: one cluster more, not all back
     cluster = store.members_table(ws.db).set_index("scenario_id")["cluster_id"]
@@ -278,7 +249,7 @@ def test_split_off_a_merge_keeps_the_merge_and_the_pick_so_a_rename_lands_on_it(
     what = frame(at, "when", "kind", "what")["what"].tolist()
     assert what[0].startswith("renamed “") and what[0].endswith(f"({len(rest)}) to “The merged state”")
     assert what[1].startswith("split “")
-    _button(at, "undo").click().run()
+    button(at, "undo").click().run()
     assert not at.exception
     assert "The merged state" not in set(store.clusters_table(ws.db)["canonical"])
     assert len(store.clusters_table(ws.db)) == n_merged + 1
@@ -288,7 +259,7 @@ def test_every_cluster_is_reachable_from_the_picker(graph_workspace, monkeypatch
     ws = graph_workspace
     monkeypatch.setattr(sm, "PICKER_LIMIT", 20)
     clusters = store.clusters_table(ws.db)
-    at = _open(ws, monkeypatch, "scenarios.py")
+    at = open_page(ws, monkeypatch, "scenarios.py")
     pick = at.selectbox(key="cluster_pick")
     assert len(pick.options) == 20
     assert any(f"The list holds the 20 largest clusters of {len(clusters):,}" in c.value and "filter box" in c.value
@@ -305,131 +276,3 @@ def test_every_cluster_is_reachable_from_the_picker(graph_workspace, monkeypatch
 
 
 # --- Graph ------------------------------------------------------------------------------------------
-
-def _iframes(at) -> list[str]:
-    return [el.proto.srcdoc for el in at.get("iframe")]
-
-
-def test_graph_page_shows_stats_and_renders_html(graph_workspace, monkeypatch):
-    ws = graph_workspace
-    at = _open(ws, monkeypatch, "graph.py")
-    stats = graph_stats(assemble(ws.db))
-    assert _metric(at, "Clusters (nodes)") == str(stats["nodes"])
-    assert _metric(at, "Skill edges") == str(stats["skill_edges"])
-    assert _metric(at, "Bridge edges") == str(stats["bridge_edges"])
-    assert _metric(at, "Transitions") == str(stats["transitions"])
-    pages = _iframes(at)
-    assert len(pages) == 3  # meta-graph, ego network, path
-    meta = pages[0]
-    assert "new vis.Network" in meta and '"enabled": false' in meta.replace("False", "false")
-    nodes = json.loads(meta.split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
-    assert 0 < len(nodes) <= 500 and all("x" in n and "y" in n for n in nodes)
-    assert all(len(n["label"]) <= cg.LABEL_CHARS for n in nodes)  # short labels; the hover has the text
-    assert any(n["label"].strip() for n in nodes)
-    assert any(f"Showing {len(nodes):,} of {stats['nodes']:,} clusters" in c.value for c in at.caption)
-    # the ego network of the picked cluster (highest degree first) holds at most 150 nodes
-    ego = json.loads(pages[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
-    assert 1 <= len(ego) <= 150
-    at.radio(key="ego_hops").set_value(1).run()
-    ego1 = json.loads(_iframes(at)[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
-    assert len(ego1) <= len(ego)
-
-
-def test_graph_page_picker_reaches_every_cluster_and_says_how(graph_workspace, monkeypatch):
-    ws = graph_workspace
-    monkeypatch.setattr(sm, "PICKER_LIMIT", 20)
-    at = _open(ws, monkeypatch, "graph.py")
-    n = graph_stats(assemble(ws.db))["nodes"]
-    assert len(at.selectbox(key="ego_pick").options) == 20
-    assert any(f"The list holds the 20 best-connected clusters of {n:,}" in c.value for c in at.caption)
-    clusters = store.clusters_table(ws.db)
-    last = clusters.iloc[-1]  # (the picker's order is by neighbours; this one is found by its text)
-    at.text_input(key="ego_query").input(last["canonical"]).run()
-    pick = at.selectbox(key="ego_pick")
-    assert any(last["canonical"][:40] in o for o in pick.options)
-    assert any("clusters contain" in c.value for c in at.caption)
-    pick.set_value(last["anchor"]).run()
-    assert not at.exception
-    assert at.selectbox(key="ego_pick").value == last["anchor"]
-
-
-def test_graph_page_steps_through_a_sampled_path(graph_workspace, monkeypatch):
-    ws = graph_workspace
-    at = _open(ws, monkeypatch, "graph.py")
-    batch = at.selectbox(key="path_batch").value
-    steps = store.path_steps(ws.db, batch)
-    idx = int(steps.groupby("idx")["step"].max().idxmax())  # a path with the most steps
-    n = int(steps[steps["idx"] == idx]["step"].max()) + 1
-    assert n >= 2
-    at.number_input(key="path_idx").set_value(idx).run()
-    assert not at.exception
-    table = frame(at, "now", "step", "from", "skill", "to")
-    assert len(table) == n and table["now"].tolist()[-1] == "▶"
-    at.slider(key=f"path_step_{batch}_{idx}").set_value(0).run()
-    table = frame(at, "now", "step", "from", "skill", "to")
-    assert table["now"].tolist()[0] == "▶" and table["now"].tolist().count("▶") == 1
-    drawn = json.loads(_iframes(at)[2].split("edges = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
-    assert len(drawn) == 1  # only step 0 drawn
-    assert drawn[0]["label"].startswith("0. ")
-
-
-# --- Coverage ---------------------------------------------------------------------------------------
-
-def test_coverage_page_heatmaps_growth_and_metrics(graph_workspace, monkeypatch):
-    ws = graph_workspace
-    at = _open(ws, monkeypatch, "coverage.py")
-    for key in ("heatmap", "heatmap_pair", "growth"):
-        fig = _chart(at, key)
-        assert fig["data"], key
-    pair = _chart(at, "heatmap_pair")["data"]
-    assert [t["type"] for t in pair] == ["heatmap", "heatmap"] and pair[0]["y"] == pair[1]["y"]
-    heat = _chart(at, "heatmap")["data"][0]
-    assert heat["type"] == "heatmap" and len(heat["y"]) <= 40
-    batches = store.sample_batches(ws.db)
-    by_id = batches.set_index("batch_id")
-    left, right = at.selectbox(key="cov_left").value, at.selectbox(key="cov_right").value
-    assert by_id.loc[left, "sampler"] == "inverse-frequency" and by_id.loc[right, "sampler"] == "random-walk"
-    # the single-batch heatmap: the 40 most visited clusters, most visited first, all their visits
-    cells = store.coverage_cells(ws.db, at.selectbox(key="cov_batch").value)
-    per_cluster = cells.groupby(cells["cluster"].fillna("?"))["visits"].sum().sort_values(ascending=False)
-    z = _array(heat["z"]).reshape(len(heat["y"]), len(heat["x"]))
-    assert np.nansum(z, axis=1).tolist() == per_cluster.head(40).tolist()  # zeros are drawn blank (NaN)
-    assert sorted(heat["x"]) == sorted(cells["category"].unique())
-    metrics = frame(at, "batch", "unique_pairs", "normalized_entropy", "gini", "kl_to_uniform")
-    assert len(metrics) == 2
-    labels = at.selectbox(key="cov_left").format_func
-    for bid in (left, right):
-        steps = store.path_steps(ws.db, bid)
-        direct = len(steps[["src_anchor", "skill_id"]].drop_duplicates())
-        row = metrics[metrics["batch"] == labels(bid)].iloc[0]
-        assert row["unique_pairs"] == direct
-        assert 0 < row["normalized_entropy"] <= 1 and 0 <= row["gini"] < 1 and row["kl_to_uniform"] >= 0
-    # one growth curve per batch, ending at its unique pairs
-    growth = {tr["name"]: _array(tr["y"]) for tr in _chart(at, "growth")["data"]}
-    for _, row in metrics.iterrows():
-        assert growth[row["batch"]][-1] == row["unique_pairs"]
-        assert (np.diff(growth[row["batch"]]) >= 0).all()
-
-
-def test_pages_say_what_to_run_on_an_empty_workspace(workspace, monkeypatch):
-    for page in ("scenarios.py", "graph.py", "coverage.py"):
-        at = _open(workspace, monkeypatch, page)
-        assert at.info, page
-
-
-def test_graph_page_uses_no_deprecated_streamlit_call(graph_workspace, monkeypatch):
-    """st.components.v1.html is past its removal date (2026-06-01): the page draws with st.iframe,
-    and Streamlit logs no deprecation warning for it."""
-    import logging
-
-    from streamlit import deprecation_util
-    seen: list[str] = []
-    handler = logging.Handler()
-    handler.emit = lambda record: seen.append(record.getMessage())
-    deprecation_util._LOGGER.addHandler(handler)
-    try:
-        at = _open(graph_workspace, monkeypatch, "graph.py")
-    finally:
-        deprecation_util._LOGGER.removeHandler(handler)
-    assert len(at.get("iframe")) >= 2
-    assert not [m for m in seen if "will be removed" in m], seen
