@@ -206,13 +206,22 @@ class Box:
         return new
 
     def process_count(self) -> int | None:
-        """Processes alive in the container now (the cgroup's pid count), None if unknown.
-        Read from the daemon, not by exec: when a fork bomb holds every pid, exec cannot start."""
-        # A busy daemon now and then answers a stats call with an error or without pids_stats
-        # (seen under load in CI-like runs): ask again before saying "unknown".
+        """Processes alive in the container now (the cgroup's pid count), None if unknown. Read
+        from outside, never by exec (when a fork bomb holds every pid, exec cannot start): the
+        cgroup file on this host is instant and always there; the daemon's stats call is the
+        fallback for a remote engine (under load it now and then answers without pids_stats,
+        which made a full pid table read as not full in a clean-clone CI run)."""
+        cid = self.container.id
+        for path in (f"/sys/fs/cgroup/pids/docker/{cid}/pids.current", f"/sys/fs/cgroup/docker/{cid}/pids.current",
+                     f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/pids.current"):
+            try:
+                with open(path) as fh:
+                    return int(fh.read())
+            except (OSError, ValueError):
+                continue
         for attempt in range(3):
             try:
-                stats = self.engine.client.api.stats(self.container.id, stream=False, one_shot=True)
+                stats = self.engine.client.api.stats(cid, stream=False, one_shot=True)
                 return int(stats.get("pids_stats", {}).get("current"))
             except Exception:
                 time.sleep(0.05 * (attempt + 1))
