@@ -104,3 +104,19 @@ def no_sandbox_container_outlives_the_suite():
     while (left := engine.session_containers(_SESSION)) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not left, f"sandbox containers left after the suite: {[c['Names'] for c in left]}"
+
+
+@pytest.fixture(scope="session")
+def dev_corpus() -> Path:
+    """The real public skill corpus (skips with a reason when it is not on this machine)."""
+    from tests.dev_corpus import require_dev_corpus
+    return require_dev_corpus()
+
+
+@pytest.fixture(scope="session")
+def dev_workspace_template(dev_corpus, tmp_path_factory) -> Path:
+    """The dev corpus ingested (and filtered) once per session; copy it before changing it."""
+    root = tmp_path_factory.mktemp("dev") / "ws"
+    ws = Workspace.open(root)
+    ingest(ws, [dev_corpus])
+    return root
