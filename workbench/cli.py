@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.table import Table
 
 from pipeline.graph.samplers import SAMPLERS
-from workbench import app_server, cli_export, cli_synthesis, cli_verify
+from workbench import app_server, cli_export, cli_graph, cli_synthesis, cli_verify
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
 from workbench.demo_build import DEMO_TASKS, ensure_demo  # noqa: F401  (moved there; still importable from here)
@@ -196,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     gb.add_argument("--force", action="store_true", help="recompute dedup even when nothing changed")
     gb.add_argument("--json", action="store_true", help="print the report as JSON")
     gb.set_defaults(func=cmd_graph_build)
+    cli_graph.add_stats_command(gsub, common)
     s = sub.add_parser("sample", parents=[common], help="draw paths over the graph")
     s.add_argument("--sampler", default="inverse-frequency", choices=SAMPLERS,
                    help="how paths are drawn (default inverse-frequency)")

@@ -26,6 +26,7 @@ class AssembledGraph:
     skill_ids: np.ndarray       # skill index -> skill id
     skill_edges: pd.DataFrame   # src, dst, skill (direct skill edges, no bridge folding)
     bridge_edges: pd.DataFrame  # src, dst (cluster level)
+    skill_clusters: pd.DataFrame  # pre, post: every skill's two clusters, self-loops included
 
 
 def assemble(db: Database) -> AssembledGraph:
@@ -37,7 +38,8 @@ def assemble(db: Database) -> AssembledGraph:
     post = members[members["role"] == "post"].set_index("skill_id")["cluster_id"]
     both = pre.index.intersection(post.index).sort_values()
     skill_ids = np.asarray(both)
-    skill_edges = pd.DataFrame({"src": pre.loc[both].to_numpy(), "dst": post.loc[both].to_numpy(),
+    skill_clusters = pd.DataFrame({"pre": pre.loc[both].to_numpy(), "post": post.loc[both].to_numpy()})
+    skill_edges = pd.DataFrame({"src": skill_clusters["pre"], "dst": skill_clusters["post"],
                                 "skill": np.arange(len(both))})
     skill_edges = skill_edges[skill_edges["src"] != skill_edges["dst"]]
     br = store.bridges_table(db, verified_only=True)
@@ -50,7 +52,7 @@ def assemble(db: Database) -> AssembledGraph:
     tg = TransitionGraph.from_edges(len(clusters), len(skill_ids), allt["src"].to_numpy(np.int32),
                                     allt["skill"].to_numpy(np.int32), allt["dst"].to_numpy(np.int32))
     return AssembledGraph(tg, clusters["anchor"].to_numpy(), clusters["canonical"].to_numpy(), skill_ids,
-                          skill_edges.reset_index(drop=True), bridge_edges.reset_index(drop=True))
+                          skill_edges.reset_index(drop=True), bridge_edges.reset_index(drop=True), skill_clusters)
 
 
 def graph_stats(g: AssembledGraph, sample_sources: int = 50, seed: int = 0) -> dict:

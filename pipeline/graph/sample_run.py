@@ -7,6 +7,9 @@ alone so that comparing samplers does not disturb the counts.
 No path appears twice in a batch (two of 40 did, giving near-identical tasks): a repeat,
 or an empty path, is drawn again under a derived seed, a bounded number of times, and the
 report says when the graph could not give as many distinct paths as were asked.
+
+Paths shorter than --min-len are kept, never silently: the report counts them and says why
+each walk stopped (a cluster with no out-edges, or only ways back onto the path).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from workbench.store import graph as store
 from workbench.workspace import Workspace
 
 REDRAW_ROUNDS = 8        # bounded: a small graph may have fewer distinct paths than asked
+WALKS = ("inverse-frequency", "random-walk")   # samplers that walk edges and retry a short walk
 
 
 @dataclass
@@ -35,13 +39,42 @@ class SampleReport:
     unique_pairs: int
     redrawn: int = 0     # repeats of an earlier path of the batch that were drawn again
     short: int = 0       # paths asked for but not found distinct after the redraws
+    min_len: int = 1
+    below_min_len: int = 0       # kept paths with fewer steps than min_len ...
+    dead_end: int = 0            # ... because the cluster reached has no out-edge
+    dead_end_clusters: int = 0   # (in this many distinct clusters)
+    revisit: int = 0             # ... because every way on leads back onto the path
 
     @property
-    def note(self) -> str:
+    def distinct_note(self) -> str:
         if not self.short:
             return ""
         return (f"the graph gave only {self.n_paths} distinct paths of the {self.n_paths + self.short} asked "
                 f"({REDRAW_ROUNDS} redraw rounds); the batch has {self.n_paths}")
+
+    @property
+    def short_note(self) -> str:
+        """Paths shorter than --min-len are kept (the sampler retried each from new starts
+        first), and said: how many, and why the walks could not go on."""
+        if not self.below_min_len:
+            return ""
+        why = []
+        if self.dead_end:
+            why.append(f"{self.dead_end} reached a cluster with no out-edges (no skill starts from its scenario and "
+                       f"no bridge leaves it; {self.dead_end_clusters} distinct cluster(s))")
+        if self.revisit:
+            why.append(f"{self.revisit} could only go on to a cluster already on the path")
+        if other := self.below_min_len - self.dead_end - self.revisit:
+            why.append(f"{other} ran out of transitions")
+        mean = self.steps / self.n_paths if self.n_paths else 0.0
+        tries = f" after {sampling.MAX_RETRIES} tries each from new starts" if self.sampler in WALKS else ""
+        return (f"{self.below_min_len} of {self.n_paths} paths are shorter than --min-len {self.min_len} "
+                f"(mean {mean:.2f} steps){tries}: " + ", ".join(why)
+                + "; `workbench graph stats` says how connected the graph is and what to do")
+
+    @property
+    def note(self) -> str:
+        return "; ".join(n for n in (self.distinct_note, self.short_note) if n)
 
     def as_dict(self) -> dict:
         return dict(self.__dict__, note=self.note)
@@ -143,4 +176,7 @@ def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max
                               "min_len": min_len, "max_len": max_len,
                               "build_id": last["build_id"] if last else ""}, frame, steps, new_nodes, new_skills)
     pairs = len(set(zip(np.asarray(paths.src).tolist(), np.asarray(paths.skill).tolist())))
-    return SampleReport(batch_id, sampler, len(lengths), int(len(step_path)), pairs, redrawn, short)
+    # a single-skill path is one step by design; the other samplers aim for min_len
+    below = sampling.short_paths(tg, paths, 1 if sampler == "single-skill" else min_len)
+    return SampleReport(batch_id, sampler, len(lengths), int(len(step_path)), pairs, redrawn, short,
+                        below.min_len, below.count, below.dead_end, below.dead_end_clusters, below.revisit)

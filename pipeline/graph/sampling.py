@@ -25,7 +25,7 @@ Short paths. A walk that hits a dead end before ``min_len`` steps is retried fro
 start, at most ``MAX_RETRIES`` attempts per path (the target length is kept). If every
 attempt stays short, the longest attempt is kept as it is — possibly shorter than
 ``min_len``, in a degenerate graph even empty — rather than looping forever. Only the kept
-attempt updates the counts.
+attempt updates the counts. :func:`short_paths` counts such paths and says why each stopped.
 
 How hubs (scenarios with thousands of out-transitions) stay cheap, and how the numba
 kernels are seeded, is described in :mod:`pipeline.graph.sampling_kernels`.
@@ -77,6 +77,45 @@ class Paths:
     def empty(cls) -> "Paths":
         z = np.zeros(0, dtype=np.int32)
         return cls(np.zeros(1, dtype=np.int64), z, z.copy(), z.copy())
+
+
+@dataclass(frozen=True)
+class ShortPaths:
+    """Paths shorter than ``min_len`` and why each walk stopped there."""
+    min_len: int
+    count: int = 0
+    dead_end: int = 0          # the last cluster reached has no out-transition at all
+    dead_end_clusters: int = 0  # how many distinct clusters those walks ended in
+    revisit: int = 0           # every way on from the last cluster leads back onto the path
+    other: int = 0             # neither (a sampler that ignores connectivity ran out of transitions)
+
+
+def short_paths(g: TransitionGraph, paths: Paths, min_len: int) -> ShortPaths:
+    """Count the paths of fewer than ``min_len`` steps and say, per path, why the walk could
+    not go on from where it ended (used by `workbench sample` to report short paths)."""
+    ptr = np.asarray(paths.ptr)
+    lengths = np.diff(ptr)
+    short = np.flatnonzero(lengths < min_len)
+    if short.size == 0:
+        return ShortPaths(int(min_len))
+    deg = g.out_degree()
+    dead, revisit, other, ends = 0, 0, 0, set()
+    for i in short.tolist():
+        a, b = int(ptr[i]), int(ptr[i + 1])
+        if a == b:
+            other += 1
+            continue
+        last = int(paths.dst[b - 1])
+        if deg[last] == 0:
+            dead += 1
+            ends.add(last)
+            continue
+        on_path = {int(paths.src[a]), *np.asarray(paths.dst[a:b]).tolist()}
+        if set(g.dest[g.indptr[last]:g.indptr[last + 1]].tolist()) <= on_path:
+            revisit += 1
+        else:
+            other += 1
+    return ShortPaths(int(min_len), int(short.size), dead, len(ends), revisit, other)
 
 
 # --------------------------------------------------------------------------- public API
