@@ -143,3 +143,26 @@ def record_key(export: JsonlExport, name: str | None, lineno: int) -> str:
 
 def record_path(export: JsonlExport, lineno: int) -> str:
     return f"{Path(export.path)}#L{lineno}"
+
+
+_SKILL_KEYS = ("name", "description", *_BODY_KEYS, *_WHOLE_KEYS)
+
+
+def not_an_export(path: Path) -> str | None:
+    """Why a .jsonl file found in a folder walk is some other data (labels, logs, results)
+    rather than a skill export: its first record is an object with none of a skill's fields.
+    None when it may be an export; its records are then checked one by one."""
+    try:
+        with open(path, "rb") as fh:
+            first = next((raw for _, raw, _ in read_lines(fh) if raw is None or raw.strip()), None)
+    except OSError:
+        return None  # reading it again reports why
+    try:
+        record = json.loads(first) if first else None
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict) or any(k in record for k in _SKILL_KEYS):
+        return None
+    fields = ", ".join(sorted(map(str, record))[:8]) or "none"
+    return (f"not a skill export: its first record has the fields {fields} and none of "
+            f"{', '.join(_SKILL_KEYS[:2])} or a SKILL.md body")

@@ -3,11 +3,16 @@
 Everything a package holds is checked before it is trusted: symlinks that loop or point
 outside the corpus, files over the size caps, binary or non-UTF-8 SKILL.md text.
 A problem rejects that one package with its file and reason; the others go on.
+
+A SKILL.md below another package's folder is a package of its own (the outer package's files
+stop at its folder), unless it sits in that package's templates, examples or test material, or
+among installed dependencies: then it is reported with that reason, never silently dropped.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +24,18 @@ MAX_SKILL_MD_BYTES = 1 << 20
 MAX_FILE_BYTES = 5 << 20
 MAX_PACKAGE_BYTES = 25 << 20
 MAX_PACKAGE_FILES = 400
-SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox"}
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})  # hold no working files: never walked
+# Installed dependencies and caches: never a package's files, walked only to report a SKILL.md there.
+VENDORED_DIRS = frozenset({"node_modules", "__pycache__", ".venv", "venv", ".tox", "site-packages"})
+SKIP_DIRS = VCS_DIRS | VENDORED_DIRS
+# Folders in which a package keeps material that merely looks like a package: a skill-creator's
+# template, a worked example, a test fixture or golden output. Matched on whole folder names
+# (lower case) between the outer package and the nested SKILL.md, or on words in them.
+TEMPLATE_DIRS = frozenset({"examples", "example", "templates", "template", "samples", "sample",
+                           "fixtures", "fixture", "__fixtures__", "testdata", "test-data", "test_data",
+                           "tests", "test", "__tests__", "golden", "snapshots", "__snapshots__",
+                           "boilerplate", "skeleton", "scaffold", "scaffolds", "assets"})
+_TEMPLATE_WORD = re.compile(r"(?:^|[-_.])(?:templates?|examples?|samples?|fixtures?|skeleton|boilerplate)(?:$|[-_.])")
 
 
 class PackageError(Exception):
@@ -81,6 +97,30 @@ def _check_link(path: Path, root: Path) -> Path:
     return target
 
 
+def nested_reason(folder: Path, outer: Path) -> str | None:
+    """Why the SKILL.md folder `folder`, found below the package folder `outer`, is not a
+    package of its own; None when it is one."""
+    for part in folder.relative_to(outer).parts:
+        low = part.lower()
+        if low in VENDORED_DIRS:
+            return f"SKILL.md inside {part}/ (installed dependencies) of package {outer.name}, not a package of this corpus"
+        if low in TEMPLATE_DIRS or _TEMPLATE_WORD.search(low):
+            return (f"SKILL.md in the {part}/ folder of package {outer.name} is a template, example or "
+                    "test material of that package, not a package of its own (it stays one of its files)")
+    return None
+
+
+def _vendored_reason(folder: Path, root: Path) -> str | None:
+    for part in folder.relative_to(root).parts:
+        if part.lower() in VENDORED_DIRS:
+            return f"SKILL.md inside {part}/ (installed dependencies), not a package of this corpus"
+    return None
+
+
+def _has_skill_file(names: list[str]) -> bool:
+    return any(_is_skill_file(f) for f in names)
+
+
 def discover(paths: list[Path]) -> tuple[list[FolderPackage | JsonlExport], list[IngestProblem]]:
     found: list[FolderPackage | JsonlExport] = []
     problems: list[IngestProblem] = []
@@ -99,29 +139,59 @@ def discover(paths: list[Path]) -> tuple[list[FolderPackage | JsonlExport], list
                 problems.append(IngestProblem(source=str(given), file=str(given),
                                               reason="not a skill folder, SKILL.md or .jsonl export"))
             continue
-        ref = git_commit(root)
-        for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-            here = Path(dirpath)
-            for d in list(dirnames):
-                p = here / d
-                if d in SKIP_DIRS:
-                    dirnames.remove(d)
-                elif p.is_symlink():
-                    dirnames.remove(d)  # content inside the root is reached by the walk itself
-                    try:
-                        _check_link(p, root)
-                    except PackageError as exc:
-                        problems.append(IngestProblem(source=str(here), file=exc.file, reason=exc.reason))
-            if any(_is_skill_file(f) for f in filenames):
-                found.append(FolderPackage(here, root, ref))
-                dirnames.clear()  # a package's own folders are its files, not more skills
-                continue
-            for f in sorted(filenames):
-                if f.endswith(".jsonl"):
-                    found.append(JsonlExport(here / f, root))
-        if not any(getattr(p, "root", None) == root for p in found) and not problems:
+        found_here, problems_here = _walk(root, git_commit(root))
+        found += found_here
+        problems += problems_here
+        if not found_here and not problems_here:
             problems.append(IngestProblem(source=str(given), file=str(given),
                                           reason="no SKILL.md or .jsonl export found under this path"))
+    return found, problems
+
+
+def _exports(here: Path, names: list[str], root: Path, problems: list[IngestProblem]) -> list[JsonlExport]:
+    """The .jsonl files a walk meets that may be skill exports; other data is reported once."""
+    from pipeline.ingest.jsonl_export import not_an_export  # it reads records with this module's caps
+    out = []
+    for name in names:
+        if reason := not_an_export(here / name):
+            problems.append(IngestProblem(source=str(here / name), file=str(here / name), reason=reason))
+        else:
+            out.append(JsonlExport(here / name, root))
+    return out
+
+
+def _walk(root: Path, ref: str | None) -> tuple[list[FolderPackage | JsonlExport], list[IngestProblem]]:
+    """Every SKILL.md folder under root, nested ones included, and .jsonl exports outside packages."""
+    found: list[FolderPackage | JsonlExport] = []
+    problems: list[IngestProblem] = []
+    outer_of: dict[Path, Path] = {}  # folder -> the outermost package folder above or at it
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        dirnames.sort()
+        for d in list(dirnames):
+            p = here / d
+            if d in VCS_DIRS:
+                dirnames.remove(d)
+            elif p.is_symlink():
+                dirnames.remove(d)  # content inside the root is reached by the walk itself
+                try:
+                    _check_link(p, root)
+                except PackageError as exc:
+                    problems.append(IngestProblem(source=str(here), file=exc.file, reason=exc.reason))
+        outer = outer_of.get(here.parent) if here != root else None
+        vendored = _vendored_reason(here, root)
+        if _has_skill_file(filenames):
+            skill_file = here / next(f for f in sorted(filenames) if _is_skill_file(f))
+            reason = vendored or (nested_reason(here, outer) if outer is not None else None)
+            if reason:
+                problems.append(IngestProblem(source=str(here), file=str(skill_file), reason=reason))
+            else:
+                found.append(FolderPackage(here, root, ref))
+            outer = outer or here
+        if outer is not None:
+            outer_of[here] = outer
+        elif vendored is None:  # a package's .jsonl files are its files, not exports
+            found += _exports(here, sorted(f for f in filenames if f.endswith(".jsonl")), root, problems)
     return found, problems
 
 
@@ -142,6 +212,14 @@ def decode_text(data: bytes, file: Path | str) -> str:
         raise PackageError(file, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start}") from None
 
 
+def _is_own_package(folder: Path, outer: Path) -> bool:
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return False  # the walk below reports what cannot be read
+    return _has_skill_file(names) and nested_reason(folder, outer) is None
+
+
 def read_folder(pkg: FolderPackage) -> tuple[str, list[str], str]:
     """(SKILL.md text, package file list, content hash) or PackageError."""
     skill_path = next(pkg.folder / f for f in os.listdir(pkg.folder) if _is_skill_file(f))
@@ -159,8 +237,8 @@ def read_folder(pkg: FolderPackage) -> tuple[str, list[str], str]:
             if (here / d).is_symlink():
                 _check_link(here / d, pkg.root)
                 dirnames.remove(d)
-            elif d in SKIP_DIRS:
-                dirnames.remove(d)
+            elif d in SKIP_DIRS or _is_own_package(here / d, pkg.folder):
+                dirnames.remove(d)  # a nested package's files are its own, not this one's
         for f in sorted(filenames):
             p = here / f
             if p.is_symlink():

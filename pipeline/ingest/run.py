@@ -7,6 +7,7 @@ keeps every chunk it committed, with the problems found so far and the run's cou
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 import uuid
@@ -92,16 +93,19 @@ def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None
         else:
             skill, verdicts = item
             report.found += 1
-            sid = skill.content_hash[:16]
+            sid = skill_id(skill, known_ids)
             if sid in known_ids:
                 report.unchanged += 1
             else:
-                known_ids.add(sid)
+                known_ids[sid] = skill.skill_key
                 version = versions.get(skill.skill_key, 0) + 1
                 versions[skill.skill_key] = version
                 (report.new if version == 1 else report.new_versions).append(skill.skill_key)
                 batch.skills.append((sid, version, skill))
-                batch.verdicts.extend(verdicts if verdicts is not None else runner.check_skill(sid, skill))
+                if verdicts is None:
+                    verdicts = runner.check_skill(sid, skill)
+                batch.verdicts.extend(v if v.skill_id == sid else v.model_copy(update={"skill_id": sid})
+                                      for v in verdicts)
         batch.maybe_flush()
     batch.flush()
     if report.new or report.new_versions:
@@ -109,6 +113,16 @@ def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None
     with ws.db.write() as con:
         skill_store.update_ingest_run(con, report.run_id, _counts(report), finished=datetime.now())
     return report
+
+
+def skill_id(skill: ParsedSkill, known: dict[str, str]) -> str:
+    """The content hash; for a byte-identical copy of a package stored under another key, the
+    hash of content and key, so the copy is a skill of its own (the near-duplicate rule then
+    names the original) instead of being silently counted as the original, unchanged."""
+    sid = skill.content_hash[:16]
+    if known.get(sid, skill.skill_key) == skill.skill_key:
+        return sid
+    return hashlib.sha256(f"{skill.content_hash}\0{skill.skill_key}".encode()).hexdigest()[:16]
 
 
 def _counts(report: IngestReport) -> skill_store.IngestCounts:

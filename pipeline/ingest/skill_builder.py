@@ -10,7 +10,11 @@ from pipeline.ingest.value_bounds import MAX_NAME_CHARS
 from pipeline.taxonomy import infer_category, normalize_category
 from workbench.models import ParsedSkill
 
-_NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._:-]*$")
+# Real collections name skills with titles ("Helm Chart Diff & Upgrade Manager", "SSL/TLS …"):
+# letters of any script, digits and plain punctuation pass; characters that are markup or
+# quoting where a name is shown (Markdown, HTML, TOML, shells: * ` < > [ ] { } | \\ $ " ' ;) and
+# control characters do not.
+_NAME_OK = re.compile(r"^[^\W_](?:[^\W_]|[ ._:&/,+()!?#@%=~–—→-])*$")
 
 
 def _required_text(fm: dict, key: str, where: str) -> str:

@@ -27,10 +27,10 @@ _VERDICT_SCHEMA = pa.schema([("skill_id", pa.string()), ("rule", pa.string()), (
                              ("filter_run_id", pa.string()), ("created_at", pa.timestamp("us"))])
 
 
-def known_index(db: Database) -> tuple[set[str], dict[str, int]]:
-    """Ids already stored, and the highest version of each skill key."""
+def known_index(db: Database) -> tuple[dict[str, str], dict[str, int]]:
+    """Ids already stored with the skill key each belongs to, and the highest version of each key."""
     with db.read() as con:
-        ids = {r[0] for r in con.execute("SELECT id FROM skills").fetchall()}
+        ids = dict(con.execute("SELECT id, skill_key FROM skills").fetchall())
         versions = dict(con.execute("SELECT skill_key, max(version) FROM skills GROUP BY 1").fetchall())
     return ids, versions
 

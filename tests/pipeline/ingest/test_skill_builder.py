@@ -88,3 +88,18 @@ def test_a_too_long_name_says_so():
     text = "---\nname: " + "a" * 5000 + "\ndescription: Long.\n---\n# A\n"
     with pytest.raises(SkillFormatError, match="name is 5,000 characters long, longer than 128 characters"):
         skill(text)
+
+
+@pytest.mark.parametrize("name", ["Helm Chart Diff & Upgrade Manager", "SSL/TLS Certificate Monitor",
+                                  "Run context → spec → implement loops", "Crème brûlée timer",
+                                  "Search PDFs, ebooks, and archives (one query)"])
+def test_title_style_names_with_plain_punctuation_are_accepted(name):
+    # Real collections name skills with titles, not slugs; these used to be refused outright.
+    assert skill(f"---\nname: {name}\ndescription: A title-named skill.\n---\n# A\n").name == name
+
+
+@pytest.mark.parametrize("name", ["bold **name**", "[click](javascript:alert(1))", "<img src=x>",
+                                  "a `cmd` name", "rm -rf $HOME", "it's quoted", "a | b", "_leading"])
+def test_names_with_markup_or_quoting_characters_are_refused(name):
+    with pytest.raises(SkillFormatError, match="has characters a skill name may not use"):
+        skill(f"---\nname: \"{name}\"\ndescription: Hostile name.\n---\n# A\n")
