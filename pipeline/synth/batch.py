@@ -20,6 +20,7 @@ import pandas as pd
 from pipeline.graph.sample_run import sample
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
+from pipeline.synth.skill_fit import NoRecipeError, SkillParts, parts_from_skill
 from pipeline.verify.decontam import BenchmarkIndex
 from pipeline.verify.run import verify_bundle
 from workbench.config import workspace_allows_network
@@ -31,6 +32,7 @@ from workbench.store import tasks as store
 from workbench.workspace import Workspace
 
 Progress = Callable[[dict], None]
+NO_RECIPE = "no offline recipe"   # how a path failed by a skill the library cannot honour is recorded
 
 
 @dataclass
@@ -51,6 +53,7 @@ class SynthReport:
     seconds: float = 0.0
     reasons: dict[str, int] = field(default_factory=dict)
     near_duplicates: list[dict] = field(default_factory=list)   # task_id, name, duplicate_of
+    failures: list[dict] = field(default_factory=list)          # path_id, error: paths that gave no task
     notes: list[str] = field(default_factory=list)              # e.g. fewer distinct paths than asked
 
     def as_dict(self) -> dict:
@@ -65,12 +68,23 @@ class SynthReport:
 
 
 def _steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
+    """Each path's steps with its skills' parts (tools, state kinds, steps, body), each skill read once."""
     out: dict[str, list[PathStep]] = {}
+    parts: dict[str, SkillParts] = {}
     for row in frame.itertuples(index=False):
+        if row.skill_id not in parts:
+            parts[row.skill_id] = parts_from_skill(row.raw_text, bins=_listed(row.bins), tools=_listed(row.tools),
+                                                   inputs=_listed(row.inputs), outputs=_listed(row.outputs),
+                                                   steps=_listed(row.steps))
         out.setdefault(row.path_id, []).append(PathStep(
             skill_id=row.skill_id, skill_name=row.name, category=row.category, description=row.description,
-            src_anchor=row.src_anchor, dst_anchor=row.dst_anchor))
+            src_anchor=row.src_anchor, dst_anchor=row.dst_anchor, parts=parts[row.skill_id]))
     return {k: v[:MAX_STEPS] for k, v in out.items()}
+
+
+def _listed(value) -> list[str]:
+    """A stored VARCHAR[] as DuckDB hands it to pandas (a list or an array; None for none)."""
+    return [str(x) for x in value] if value is not None and not isinstance(value, str) else []
 
 
 class SynthBatch:
@@ -99,6 +113,10 @@ class SynthBatch:
             return
         try:
             task = synthesize_task(steps, self.seed, self.base_image, path_id=path_id)
+        except NoRecipeError as exc:   # a skill no offline family honours: reported, never substituted
+            store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", error=f"{NO_RECIPE}: {exc}")
+            self._tick(failed=1)
+            return
         except Exception as exc:  # a recipe bug must not sink the batch; it is recorded
             store.set_path_stage(self.ws.db, self.run_id, path_id, "failed",
                                  error=f"synthesis failed: {exc.__class__.__name__}: {exc}")
@@ -124,7 +142,8 @@ class SynthBatch:
             task_id=task_id, name=task.name, path_id=path_id, category=task.category, difficulty=task.difficulty,
             n_steps=len(task.recipes), recipes=task.recipes, skill_ids=[s.skill_id for s in steps],
             scenario_ids=list(dict.fromkeys(a for s in steps for a in (s.src_anchor, s.dst_anchor))),
-            provider="offline", bundle_dir=rel, bundle_hash=bundle_hash), near_dup_key=task.near_dup_key)
+            provider="offline", bundle_dir=rel, bundle_hash=bundle_hash), near_dup_key=task.near_dup_key,
+            skill_fidelity=[f.as_dict() for f in task.fidelity])
         store.set_path_stage(self.ws.db, self.run_id, path_id, "synthesized", task_id=task_id)
         self._tick(synthesized=1)
         if self.stop.is_set():
@@ -245,9 +264,13 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
     report.status = status
     report.take_counts(store.run_summary(ws.db, run_id))
     report.near_duplicates = store.near_duplicates(ws.db, run_id)[["task_id", "name", "duplicate_of"]].to_dict("records")
+    failures = store.run_failures(ws.db, run_id)
+    report.failures = failures[["path_id", "error"]].to_dict("records")
+    no_recipe = int(failures["error"].fillna("").str.startswith(NO_RECIPE).sum())
     store.set_run_status(ws.db, run_id, status,
                          f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
                          + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
+                         + (f", {no_recipe} with a skill no offline recipe honours" if no_recipe else "")
                          + (" (stopped; resume to finish)" if stop.is_set() else "")
                          + "".join(f"; {n}" for n in notes))
     return report

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.taxonomy import CATEGORIES, normalize_category
 from workbench.sandbox.bundle import TaskBundle
@@ -21,6 +21,7 @@ from . import layout
 from .limits import MAX_STEPS
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
+from .skill_fit import NoRecipeError, SkillParts, StepFidelity, fitting_tiers, step_fidelity
 
 SYNTH_VERSION = "2"
 MAX_ADAPTERS = 3
@@ -34,6 +35,7 @@ class PathStep:
     description: str
     src_anchor: str      # scenario cluster id before the step
     dst_anchor: str      # after
+    parts: SkillParts = SkillParts()   # its tools, state kinds, steps and body (none: category only)
 
 
 @dataclass
@@ -45,6 +47,7 @@ class SynthesizedTask:
     recipes: list[str]   # recipe family per step
     task_id: str         # see `task_id_for`
     near_dup_key: str    # see `near_duplicate_key`
+    fidelity: list[StepFidelity] = field(default_factory=list)   # per composed step
 
 
 def step_category(step: PathStep) -> str:
@@ -124,49 +127,83 @@ def compose(steps: list[PathStep], seed: int, *, force: list[str] | None = None
     for salt in range(5):
         try:
             return _compose(steps, random.Random(f"{seed}|{key}" + (f"|{salt}" if salt else "")), force)
+        except NoRecipeError:
+            raise                       # no draw changes what the skill needs
         except SynthesisError:
             if salt == 4 or force:
                 raise
     raise AssertionError("unreachable")
 
 
+def step_families(step: PathStep, cat: str) -> list[list[Recipe]]:
+    """The families a step may use, best tier first: those sharing tools or state kinds with its
+    skill (any category), or, for a skill known by its category only, that category's families.
+    Raises NoRecipeError when the skill names tools or kinds that no family works with."""
+    if not step.parts.has_evidence:
+        return [by_category(cat)]
+    tiers = fitting_tiers(sorted(REGISTRY.values(), key=lambda r: r.name), step.parts, cat)
+    if not tiers:
+        raise NoRecipeError(step.skill_name.strip() or step.skill_id, step.parts)
+    return tiers
+
+
+def _place(ctx: StepContext, rng: random.Random, art: Artifact, family: list[Recipe], used: list[str],
+           ahead, forced: bool) -> tuple[Recipe, list[Recipe], list[Fragment]] | None:
+    """A family of `family` that reads `art` (through adapters if need be), or None."""
+    fits = [r for r in family if r.accepts(art)]
+    others = [r for r in family if not used or r.name != used[-1]]
+    adapters: list[Recipe] = []
+    if fits and not forced and not any(r in others for r in fits) and others:
+        # Only the previous step's family reads this artifact: bridge to another one instead.
+        adapters = _adapter_route(ctx, art, others) or []
+    if not fits:
+        adapters = _adapter_route(ctx, art, family) or []
+        if not adapters:
+            return None
+    frags = []
+    for ad in adapters:
+        frag = ad.build(ctx, art)
+        frags.append(frag)
+        art = frag.output
+    fits = [r for r in family if r.accepts(art)]
+    recipe = fits[0] if forced else _choose(rng, fits, used, ahead and ahead(art))
+    return recipe, adapters, frags
+
+
 def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
              ) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
     ctx = StepContext(rng)
     planned = plan_steps(steps)
+    tiers_of = [step_families(s, c) for s, c in planned]    # every unfit skill is reported before any work
     built: list[tuple[Recipe, list[Recipe], Fragment]] = []
     used: list[str] = []
     art: Artifact | None = None
     for k, (step, cat) in enumerate(planned, 1):
-        ctx.index, ctx.skill = k, step.skill_name
-        family = by_category(cat)
-        nxt = by_category(planned[k][1]) if k < len(planned) else None
+        ctx.index, ctx.skill, ctx.skill_tools = k, step.skill_name, step.parts.evidence_tools
+        tiers = tiers_of[k - 1]
+        forced = bool(force and k <= len(force) and force[k - 1])
+        if forced:
+            tiers = [[REGISTRY[force[k - 1]]]]
+        nxt = [r for t in tiers_of[k] for r in t] if k < len(planned) else None
+        ahead = (lambda a: _leaves_a_choice(ctx, a, nxt)) if nxt else None
         adapters: list[Recipe] = []
-        if force and k <= len(force) and force[k - 1]:
-            recipe = REGISTRY[force[k - 1]]
-            family = [recipe]
+        frags: list[Fragment] = []
+        read = art
         if art is None:
-            recipe = family[0] if force else _choose(rng, family, used,
-                                                     nxt and _leaves_a_choice(ctx, None, nxt))
-            art = recipe.seed(ctx)
+            family = tiers[0]
+            recipe = family[0] if forced else _choose(rng, family, used, ahead and ahead(None))
+            art = read = recipe.seed(ctx)
         else:
-            fits = [r for r in family if r.accepts(art)]
-            others = [r for r in family if not used or r.name != used[-1]]
-            if fits and not force and not any(r in others for r in fits) and others:
-                # Only the previous step's family reads this artifact: bridge to another one instead.
-                adapters = _adapter_route(ctx, art, others) or []
-            if not fits:
-                adapters = _adapter_route(ctx, art, family) or []
-                if not adapters:
-                    raise SynthesisError(f"step {k} ({cat}): no family accepts the {art.kind} artifact {art.path}"
-                                         f" (exact={art.exact}, after {used[-1] if used else 'seed'})")
-            frags = []
-            for ad in adapters:
-                frag = ad.build(ctx, art)
-                frags.append(frag)
-                art = frag.output
-            fits = [r for r in family if r.accepts(art)]
-            recipe = fits[0] if force else _choose(rng, fits, used, nxt and _leaves_a_choice(ctx, art, nxt))
+            placed = None
+            for family in tiers:   # the best tier that can read what the previous step left
+                placed = _place(ctx, rng, art, family, used, ahead, forced)
+                if placed:
+                    break
+            if placed is None:
+                raise SynthesisError(f"step {k} ({cat}): no fitting family accepts the {art.kind} artifact {art.path}"
+                                     f" (exact={art.exact}, after {used[-1] if used else 'seed'})")
+            recipe, adapters, frags = placed
+            art = frags[-1].output if frags else art
         frag = recipe.build(ctx, art)
         out = frag.output
         if out.kind == "records" and len(set(out.table.columns)) != len(out.table.columns):
@@ -175,6 +212,8 @@ def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
             frag = Fragment(frag.title, frag.intro, [c for f in frags for c in f.checks] + frag.checks,
                             "\n".join(f.solve for f in frags) + "\n" + frag.solve, frag.output)
         built.append((recipe, adapters, frag))
+        ctx.fidelity.append(step_fidelity(k, step.skill_id, step.skill_name, recipe, frag.solve, read, out,
+                                          step.parts))
         used.append(recipe.name)
         art = frag.output
     return ctx, built
@@ -229,28 +268,19 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     category = planned[0][1]
     difficulty = _difficulty(built)
 
-    # instruction.md
+    # instruction.md: only the skills a step really uses (a tool or a state kind of it)
     skills, seen = [], set()
-    for s, cat in planned:
-        if s.skill_id in seen:
+    for (s, cat), fid in zip(planned, ctx.fidelity):
+        if s.skill_id in seen or fid.fidelity == "category-only":
             continue
         seen.add(s.skill_id)
         desc = _first_sentence(s.description)
         skills.append(f"**{s.skill_name.strip() or s.skill_id}** ({cat})" + (f": {desc}" if desc else ""))
     titles = [f.title for _, _, f in built]
     title = task_title(titles)
-    context = ["You are working in a Linux container with everything under `/app`.",
-               f"This task has {len(built)} steps that form one pipeline: each step reads what the previous step produced,"
-               " so keep every file you create in place."]
-    notes = ["There is no network access; the tools you need (bash, coreutils, grep, sed, awk, python3 with its"
-             " standard library, jq, sqlite3, git, tar, gzip, bzip2, xz, zip, make, bc) are installed.",
-             "Do not change or delete files that an earlier step produced, and leave the files under `/app/input`"
-             " unchanged unless a step says to move them.",
-             "Sorting text means plain character-code order (as in the C locale) unless a step says otherwise.",
-             "Numbers rounded to two decimals are checked with a tolerance of 0.01.",
-             "Paths and names are exact: create files, folders, tables and keys with exactly the names given."]
     sections = [(f.title, f.intro, f.checks) for _, _, f in built]
-    instruction = layout.render_instruction(title, context, skills, sections, notes)
+    existing = {f"/app/{rel}" for rel in ctx.env} | {p for run in ctx.docker_run for p in re.findall(r"/app/[^\s;&|]+", run)}
+    instruction = layout.render_instruction(title, skills, sections, key=task_id, existing=existing)
 
     # solution/solve.sh
     solve = ["#!/bin/bash", "set -euo pipefail", "export LC_ALL=C", "cd /app", ""]
@@ -264,7 +294,8 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     tags = list(dict.fromkeys(recipes + [a.name for _, ads, _ in built for a in ads] + [c for _, c in planned]))
     meta = TaskMetadata(category=category, difficulty=difficulty, tags=tags, scenario_ids=scenario_ids,
                         skill_ids=list(dict.fromkeys(s.skill_id for s, _ in planned)), recipes=recipes,
-                        path_id=path_id, seed=seed, provider="offline")
+                        path_id=path_id, seed=seed, provider="offline",
+                        skill_fidelity=[f.as_dict() for f in ctx.fidelity])
     toml = render_toml(TaskToml(name=name, description=f"{title} ({len(built)} steps, offline recipes)",
                                 metadata=meta, agent_timeout_sec=float(300 + 300 * len(built)),
                                 verifier_timeout_sec=180.0))
@@ -283,4 +314,4 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     bundle = TaskBundle(files, executables)
     bundle.validate()
     return SynthesizedTask(bundle=bundle, name=name, category=category, difficulty=difficulty, recipes=recipes,
-                           task_id=task_id, near_dup_key=near_duplicate_key(built))
+                           task_id=task_id, near_dup_key=near_duplicate_key(built), fidelity=list(ctx.fidelity))

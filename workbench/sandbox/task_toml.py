@@ -9,12 +9,23 @@ import json
 import math
 import re
 import tomllib
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr, ValidationError, field_validator
 
 SCHEMA_VERSION = "1.4"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
+
+
+class StepFidelity(BaseModel):
+    """Which skill a composed step serves and what of it the step's solution uses."""
+    step: int
+    skill_id: str
+    skill_name: str = ""
+    recipe: str
+    tools_used: list[str] = Field(default_factory=list)    # the skill's tools the solution runs
+    kinds_used: list[str] = Field(default_factory=list)    # the skill's state kinds the step reads or writes
+    fidelity: Literal["tool", "artifact", "category-only"]
 
 
 class TaskMetadata(BaseModel):
@@ -27,6 +38,7 @@ class TaskMetadata(BaseModel):
     path_id: str = ""
     seed: int = 0
     provider: str = "offline"
+    skill_fidelity: list[StepFidelity] = Field(default_factory=list)
 
 
 class TaskToml(BaseModel):
@@ -87,6 +99,8 @@ def _value(v: Any) -> str:
         return json.dumps(v, ensure_ascii=False)   # a JSON string is a valid TOML basic string
     if isinstance(v, list):
         return "[" + ", ".join(_value(x) for x in v) + "]"
+    if isinstance(v, dict):   # an inline table; keys are written quoted, so any key is valid
+        return "{ " + ", ".join(f"{json.dumps(str(k))} = {_value(x)}" for k, x in v.items() if x is not None) + " }"
     raise TypeError(f"cannot write {type(v).__name__} to task.toml")
 
 
@@ -122,6 +136,9 @@ def _explain(exc: ValidationError) -> str:
     for e in exc.errors():
         loc = ".".join(str(x) for x in e["loc"])
         msg = e["msg"].removeprefix("Value error, ")
+        if e["loc"] and e["loc"][0] in TaskMetadata.model_fields:   # "[metadata] skill_fidelity[1].fidelity"
+            loc = "[metadata] " + str(e["loc"][0]) + "".join(
+                f"[{x + 1}]" if isinstance(x, int) else f".{x}" for x in e["loc"][1:])
         parts.append(f"{TOML_KEYS.get(loc, loc)} {msg}")
     return "; ".join(parts)
 

@@ -313,6 +313,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE synth_runs ADD COLUMN max_len INTEGER;
         """,
     ),
+    (
+        6,
+        "synthesis: which skill each step of a task serves and what of it the step uses",
+        """
+        -- a JSON list, one object per composed step: step, skill_id, skill_name, recipe, tools_used,
+        -- kinds_used, fidelity (tool | artifact | category-only); NULL for tasks made before
+        ALTER TABLE tasks ADD COLUMN skill_fidelity JSON;
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

@@ -78,18 +78,29 @@ def task_verdict(db: Database, task_id: str) -> str | None:
     return row[0] if row else None
 
 
-def save_task(db: Database, rec: TaskRecord, near_dup_key: str | None = None) -> None:
+def save_task(db: Database, rec: TaskRecord, near_dup_key: str | None = None,
+              skill_fidelity: list[dict] | None = None) -> None:
     """Record a freshly synthesized task (pending) and forget any older checks of it.
-    `near_dup_key`: tasks sharing one are near-identical (see `near_duplicates`)."""
+    `near_dup_key`: tasks sharing one are near-identical (see `near_duplicates`).
+    `skill_fidelity`: per composed step, the skill it serves and what of it the step uses
+    (workbench.sandbox.task_toml.StepFidelity as dicts)."""
+    fidelity = None if skill_fidelity is None else json.dumps(skill_fidelity)
     with db.write() as con:
         con.execute("DELETE FROM task_checks WHERE task_id = ?", [rec.task_id])
         con.execute("DELETE FROM tasks WHERE task_id = ?", [rec.task_id])
         con.execute("INSERT INTO tasks (task_id, name, path_id, category, difficulty, n_steps, recipes, skill_ids, "
-                    "scenario_ids, provider, bundle_dir, bundle_hash, verdict, created_at, near_dup_key) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                    "scenario_ids, provider, bundle_dir, bundle_hash, verdict, created_at, near_dup_key, "
+                    "skill_fidelity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
                     [rec.task_id, rec.name, rec.path_id, rec.category, rec.difficulty, rec.n_steps, rec.recipes,
                      rec.skill_ids, rec.scenario_ids, rec.provider, rec.bundle_dir, rec.bundle_hash, datetime.now(),
-                     near_dup_key])
+                     near_dup_key, fidelity])
+
+
+def skill_fidelity(db: Database, task_id: str) -> list[dict] | None:
+    """The task's per-step skill fidelity as saved (None for a task made before it was recorded)."""
+    with db.read() as con:
+        row = con.execute("SELECT skill_fidelity FROM tasks WHERE task_id = ?", [task_id]).fetchone()
+    return json.loads(row[0]) if row and row[0] is not None else None
 
 
 def save_verification(db: Database, task_id: str, checks: list[CheckResult], image: str | None,
@@ -194,15 +205,27 @@ def path_steps_with_skills(db: Database, path_ids: list[str]) -> pd.DataFrame:
     """Steps of the given paths with the skill facts the synthesizer needs, in order."""
     if not path_ids:
         return pd.DataFrame(columns=["path_id", "step", "src_anchor", "skill_id", "dst_anchor",
-                                     "name", "description", "category"])
+                                     "name", "description", "category", "raw_text", "bins", "tools",
+                                     "inputs", "outputs", "steps"])
     with db.read() as con:
         return con.execute(
             """SELECT ps.path_id, ps.step, ps.src_anchor, ps.skill_id, ps.dst_anchor,
                       coalesce(s.name, ps.skill_id) AS name, coalesce(s.description, '') AS description,
-                      coalesce(s.category, 'file-operations') AS category
+                      coalesce(s.category, 'file-operations') AS category,
+                      coalesce(s.raw_text, '') AS raw_text, coalesce(s.bins, []) AS bins,
+                      coalesce(s.tools, []) AS tools, coalesce(s.inputs, []) AS inputs,
+                      coalesce(s.outputs, []) AS outputs, coalesce(s.steps, []) AS steps
                FROM path_steps ps LEFT JOIN skills s ON s.id = ps.skill_id
                WHERE ps.path_id IN (SELECT unnest(?::VARCHAR[]))
                ORDER BY ps.path_id, ps.step""", [path_ids]).df()
+
+
+def run_failures(db: Database, run_id: str) -> pd.DataFrame:
+    """The run's paths that gave no verified task, with why (a step with no offline recipe,
+    a synthesis dead end, a crashed verification), in path order."""
+    with db.read() as con:
+        return con.execute("SELECT path_id, task_id, error FROM run_tasks WHERE run_id = ? AND stage = 'failed' "
+                           "ORDER BY path_id", [run_id]).df()
 
 
 def latest_unfinished_run(db: Database) -> str | None:

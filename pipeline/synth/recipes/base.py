@@ -111,7 +111,7 @@ def describe(a: Artifact) -> str:
                 "env": "a KEY=value environment file"}.get(a.flavor, "a text file")
         return f"{p} ({what})"
     if a.kind == "tree":
-        return f"the folder {p} ({len(a.files)} files)"
+        return f"the folder {p}"      # never its file count: that is a previous step's result
     return f"the archive {p}"
 
 
@@ -150,14 +150,25 @@ class StepContext:
         self.used: set[str] = set()
         self.index = 0                            # 1-based step number while building
         self.skill = ""                           # the path step's skill name (for context)
+        self.skill_tools: frozenset[str] = frozenset()   # the step's skill's tools, for a family that can
+                                                         # choose among equivalent commands
+        self.fidelity: list = []                  # pipeline.synth.skill_fit.StepFidelity per built step
 
     def clone(self) -> "StepContext":
         """A copy for dry runs (the adapter search), so trying a route changes nothing."""
         c = StepContext(random.Random())
         c.rng.setstate(self.rng.getstate())
         c.env, c.executables, c.docker_run = dict(self.env), set(self.executables), list(self.docker_run)
-        c.used, c.index, c.skill = set(self.used), self.index, self.skill
+        c.used, c.index, c.skill, c.skill_tools = set(self.used), self.index, self.skill, self.skill_tools
         return c
+
+    def pick(self, options: list, tools_of: dict) -> object:
+        """One of `options` (sorted, drawn by the task's rng), preferring those whose commands
+        (`tools_of[option]`, a set) the step's skill runs: an xz skill gets the tar.xz variant.
+        One draw either way, so a path without skill tools gets what plain `rng.choice` gives."""
+        options = sorted(options)
+        liked = [o for o in options if set(tools_of.get(o, ())) & self.skill_tools]
+        return self.rng.choice(liked or options)
 
     def claim(self, path: str) -> str:
         """A fresh absolute path: later steps never overwrite what earlier ones made."""
@@ -198,6 +209,12 @@ class Recipe:
     weight: int = 1                               # difficulty contribution
     universal: bool = False                       # accepts any artifact (a sink / relocation)
     consumes: str = ""                            # human summary for the docs
+    # What the family works with beyond what a dry build on its seed shows (the commands of its
+    # solution, the kinds of its input and output): state kinds of pipeline.artifacts.vocabulary
+    # (a database, a repository, file modes) and commands only some draws run. Matched against
+    # a skill's tools and kinds when the composer picks a family for a step (pipeline.synth.skill_fit).
+    tools: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
 
 
 REGISTRY: dict[str, Recipe] = {}

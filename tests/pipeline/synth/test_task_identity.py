@@ -5,14 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 
 from pipeline.synth.compose import PathStep, synthesize_task, task_id_for
+from pipeline.synth.skill_fit import SkillParts
 
 BASE = "workbench/base:latest"
 
 
+# Skills with evidence (a log read, sqlite3 run), so the instruction lists them as exercised.
+PARTS = {"log-analysis": SkillParts(consumes=("log-file",)), "databases": SkillParts(tools=("sqlite3",))}
+
+
 def steps(tag: str = "p", anchors: str = "sc") -> list[PathStep]:
     cats = ["log-analysis", "databases"]
-    return [PathStep(f"{tag}-skill-{i}", f"{c} skill {i}", c, f"Does {c} work.", f"{anchors}-{i}", f"{anchors}-{i + 1}")
-            for i, c in enumerate(cats)]
+    return [PathStep(f"{tag}-skill-{i}", f"{c} skill {i}", c, f"Does {c} work.", f"{anchors}-{i}", f"{anchors}-{i + 1}",
+                     PARTS[c]) for i, c in enumerate(cats)]
 
 
 def test_paths_that_differ_only_in_scenarios_give_distinct_names():
