@@ -47,13 +47,42 @@ def cmd_ingest(args) -> int:
 
 def cmd_filter(args) -> int:
     from pipeline.ingest.run import refilter
+    from workbench.llm.runtime import workspace_settings
     ws = Workspace.open(args.workspace)
+    settings = workspace_settings(ws) if args.judge == "llm" else None
+    if args.judge_all and args.judge != "llm":
+        err.print("[red]--judge-all needs --judge llm.[/red]")
+        return 2
+    if settings is not None and not settings.online:
+        err.print("[red]No LLM endpoint configured for --judge llm.[/red] Set WORKBENCH_LLM_BASE_URL (and "
+                  "OPENAI_API_KEY) or use the Settings page; --judge rules (the default) needs none.")
+        return 2
     progress, update = _progress("Filtering", err.is_terminal)
     with progress:
         n = refilter(ws, on_progress=update)
+    code = _judge_with_llm(args, ws, settings) if settings is not None else 0
     s = workspace_status(ws.db)["skills"]
     out.print(f"Filtered {n} skills: {s['accepted']} accepted, {s['rejected']} rejected, {s['pending']} pending.")
-    return 0
+    return code
+
+
+def _judge_with_llm(args, ws, settings) -> int:
+    from pipeline.filters import llm_judge
+    from workbench.llm.runtime import open_client
+    if args.concurrency:
+        settings = settings.model_copy(update={"concurrency": args.concurrency})
+    progress, update = _progress("LLM judge", err.is_terminal)
+    with progress:
+        report = llm_judge.judge(ws, open_client(ws, settings, budget_usd=args.budget_usd),
+                                 judge_all=args.judge_all, on_progress=update)
+    out.print(f"LLM judge {report.model}: {report.accepted} accepted, {report.rejected} rejected, "
+              f"{len(report.warned)} without a usable verdict (left for a person), {report.not_started} "
+              f"not started, of {report.todo}; {report.cache_hits} from cache, ${report.cost_usd:.4f}.")
+    if report.stopped:
+        out.print(f"[yellow]Stopped early:[/yellow] {report.stopped}. Verdicts so far are kept; run again to go on.")
+    for sid, problem in report.warned[:20]:
+        out.print(f"  warn {sid}: {problem}", soft_wrap=True)
+    return 1 if report.todo and not (report.accepted or report.rejected) else 0
 
 
 def cmd_status(args) -> int:
@@ -164,6 +193,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_ingest)
     s = sub.add_parser("filter", parents=[common], help="run every filter rule again")
+    s.add_argument("--judge", choices=["rules", "llm"], default="rules",
+                   help="rules (default), or llm: after the rules, the configured LLM judges every skill "
+                        "they did not reject (verdicts of rule judge.llm, cached, cost-accounted)")
+    s.add_argument("--judge-all", action="store_true", help="with --judge llm: judge rejected skills too")
+    s.add_argument("--budget-usd", type=float, default=None, help="stop the LLM judge cleanly once this much is spent")
+    s.add_argument("--concurrency", type=int, default=None,
+                   help="LLM requests at once (default: the workspace's LLM setting)")
     s.set_defaults(func=cmd_filter)
     s = sub.add_parser("status", parents=[common], help="workspace counts")
     s.add_argument("--json", action="store_true", help="print the counts as JSON (the shape of DESIGN §3)")

@@ -5,12 +5,11 @@ Ctrl-C, a crash) keeps everything already inferred and a rerun does only the res
 """
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from pipeline.scenarios import offline
-from workbench.llm.batch import map_bounded
+from pipeline.scenarios import degenerate, offline
+from workbench.llm.batch import run_with_client
 from workbench.llm.client import LLMClient
 from workbench.llm.prompts import load_template
 from workbench.models import ScenarioPair
@@ -33,11 +32,12 @@ class InferenceReport:
     stopped: str | None = None
     cost_usd: float = 0.0
     cache_hits: int = 0
+    reasked: int = 0  # LLM replies asked again once because they were degenerate
 
     def as_dict(self) -> dict:
         return {"provider": self.provider, "model": self.model, "todo": self.todo, "inferred": self.inferred,
                 "failed": len(self.failed), "not_started": self.not_started, "stopped": self.stopped,
-                "cost_usd": round(self.cost_usd, 6), "cache_hits": self.cache_hits,
+                "cost_usd": round(self.cost_usd, 6), "cache_hits": self.cache_hits, "reasked": self.reasked,
                 "failures": [{"skill_id": s, "reason": r} for s, r in self.failed]}
 
 
@@ -53,7 +53,7 @@ def infer_offline(ws: Workspace, *, force: bool = False, on_progress: Progress |
     pairs: list[tuple[str, ScenarioPair]] = []
     for n, (_, row) in enumerate(todo.iterrows(), start=1):
         try:
-            pairs.append((row["id"], offline.infer(**_fields(row))))
+            pairs.append((row["id"], offline.infer(**_fields(row), raw_text=row["raw_text"])))
         except Exception as exc:  # e.g. a skill whose parts are too thin for a valid scenario
             report.failed.append((row["id"], f"{type(exc).__name__}: {exc}"))
         if len(pairs) >= 200:
@@ -85,6 +85,15 @@ def infer_online(ws: Workspace, client: LLMClient, *, force: bool = False,
         pending_pairs.clear()
         pending_fail.clear()
 
+    echoes = degenerate.field_descriptions(template.system, ScenarioPair.model_json_schema())
+
+    async def ask(row, messages: list[dict]):
+        result = await client.complete(stage=STAGE, item=row["id"], messages=messages, schema=ScenarioPair,
+                                       params={"temperature": 0}, template_version=template.version)
+        report.cache_hits += int(result.cached)
+        return result, degenerate.problems(result.parsed, description=row["description"] or "",
+                                           descriptions=echoes)
+
     async def one(row) -> ScenarioPair:
         f = _fields(row)
         messages = template.render(
@@ -92,9 +101,14 @@ def infer_online(ws: Workspace, client: LLMClient, *, force: bool = False,
             inputs="; ".join(f["inputs"]) or "(none listed)", outputs="; ".join(f["outputs"]) or "(none listed)",
             bins=", ".join(f["bins"]) or "(none listed)",
             steps="\n".join(f"{i}. {s}" for i, s in enumerate(f["steps"], 1)) or "(none listed)")
-        result = await client.complete(stage=STAGE, item=row["id"], messages=messages, schema=ScenarioPair,
-                                       params={"temperature": 0}, template_version=template.version)
-        report.cache_hits += int(result.cached)
+        result, found = await ask(row, messages)
+        if found:  # valid JSON that says nothing: say what was wrong and ask once more
+            report.reasked += 1
+            result, found = await ask(row, messages + [
+                {"role": "assistant", "content": result.text},
+                {"role": "user", "content": degenerate.reask_message(found)}])
+            if found:
+                raise degenerate.DegenerateReply(found)  # stored as a failure, never as a pair
         return result.parsed
 
     def on_result(row, pair, reason) -> None:
@@ -111,18 +125,7 @@ def infer_online(ws: Workspace, client: LLMClient, *, force: bool = False,
         if on_progress:
             on_progress(done, len(rows), row["name"])
 
-    async def run():
-        try:
-            return await map_bounded(rows, one, concurrency=client.settings.concurrency, on_result=on_result)
-        finally:
-            await client.aclose()
-
-    try:
-        outcome = asyncio.run(run())
-    finally:
-        flush()
-        if client.log is not None:
-            client.log.flush()
+    outcome = run_with_client(client, rows, one, on_result=on_result, flush=flush)
     report.not_started = len(outcome.not_started)
     report.stopped = outcome.stopped
     report.cost_usd = client.budget.by_stage[STAGE].cost_usd

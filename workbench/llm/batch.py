@@ -4,9 +4,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from workbench.llm.budget import BudgetExceeded
+
+if TYPE_CHECKING:
+    from workbench.llm.client import LLMClient
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -58,3 +61,23 @@ async def map_bounded(items: Iterable[T], fn: Callable[[T], Awaitable[R]], *, co
     while not queue.empty():
         outcome.not_started.append(queue.get_nowait())
     return outcome
+
+
+def run_with_client(client: "LLMClient", items: Iterable[T], fn: Callable[[T], Awaitable[R]], *,
+                    on_result: Callable[[T, R | None, str | None], None],
+                    flush: Callable[[], None]) -> BatchOutcome[T, R]:
+    """`map_bounded` at the client's concurrency in its own event loop, for a stage that
+    stores results as they arrive: `flush` stores what is left whatever ends the batch (done,
+    budget spent, Ctrl-C, a crash), then the client's call log is written."""
+    async def run() -> BatchOutcome[T, R]:
+        try:
+            return await map_bounded(items, fn, concurrency=client.settings.concurrency, on_result=on_result)
+        finally:
+            await client.aclose()
+
+    try:
+        return asyncio.run(run())
+    finally:
+        flush()
+        if client.log is not None:
+            client.log.flush()

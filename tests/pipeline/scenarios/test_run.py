@@ -4,8 +4,12 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
+from pipeline.ingest.run import ingest
 from pipeline.scenarios import offline
 from pipeline.scenarios.run import STAGE, infer_offline, infer_online
+from tests.helpers import write_skill
 from tests.workbench.llm.conftest import make_settings
 from workbench.llm.replay_server import ReplayServer, Rule
 from workbench.llm.runtime import open_client
@@ -97,3 +101,75 @@ def test_budget_cap_stops_inference_with_partial_results_kept(demo_workspace):
         assert rest.todo == report.todo - report.inferred
         assert server.stats.chat_requests == rest.todo
     assert STAGE == "scenario_inference"
+
+
+# --------------------------------------------------------------------------- degenerate replies
+
+DEGENERATE = {  # kind -> a reply a small model really gives (valid JSON, no state in it)
+    "same_text": lambda name, desc: {"pre": _state(name, "pre"), "post": _state(name, "pre")},
+    "schema_echo": lambda name, desc: {"pre": {**_state(name, "pre"), "goal": "what the user wants at that point"},
+                                       "post": _state(name, "post")},
+    "restates_description": lambda name, desc: {"pre": _state(name, "pre"),
+                                                "post": {**_state(name, "post"), "canonical": desc}},
+}
+
+
+def _state(name: str, role: str) -> dict:
+    return {"goal": f"{role} goal of {name}", "context": "a Linux shell", "capability": "bash and coreutils",
+            "state": f"{role} state of {name}", "io_tool": "files in /data", "canonical": f"{name} {role}condition state"}
+
+
+@pytest.fixture
+def small_workspace(workspace, tmp_path):
+    corpus = tmp_path / "corpus"
+    for name, desc in (("tsv-tally", "Tally the rows of tab separated reports per region"),
+                       ("log-window", "Cut a time window out of rotated application logs"),
+                       ("dir-digest", "Write a checksum manifest for every file below a folder")):
+        write_skill(corpus, name, description=desc)
+    ingest(workspace, [corpus])
+    assert workspace_status(workspace.db)["skills"]["accepted"] == 3
+    return workspace
+
+
+def _victim_requests(server, name: str) -> list[dict]:
+    return [b for b in server.stats.bodies if f"Skill: {name}\n" in json.dumps(b["messages"]).replace("\\n", "\n")]
+
+
+@pytest.mark.parametrize("kind", sorted(DEGENERATE))
+def test_a_degenerate_reply_is_asked_again_once_and_a_good_second_reply_is_stored(small_workspace, kind):
+    desc = "Cut a time window out of rotated application logs"
+    with ReplayServer() as server:
+        server.add_rule(Rule(match="Skill: log-window\n", times=1, reply=DEGENERATE[kind]("log-window", desc)))
+        server.add_rule(Rule(match="Skill:", reply=_scripted_pair))
+        report = infer_online(small_workspace, open_client(small_workspace, make_settings(server)))
+        asked = _victim_requests(server, "log-window")
+    assert report.inferred == 3 and report.failed == [] and report.reasked == 1
+    assert len(asked) == 2
+    follow_up = asked[1]["messages"][-1]["content"]
+    assert follow_up.startswith("That reply cannot be used") and {"same_text": "the same", "schema_echo": "echoes",
+                                                                   "restates_description": "restates"}[kind] in follow_up
+    sid = _skill_id(small_workspace, "log-window")
+    assert scen_store.failure_for(small_workspace.db, sid) is None
+    stored = scen_store.scenarios_for(small_workspace.db, sid).set_index("role")["canonical"]
+    assert stored["pre"].endswith(" precondition state") and stored["post"].endswith(" postcondition state")
+
+
+@pytest.mark.parametrize("kind", sorted(DEGENERATE))
+def test_a_reply_still_degenerate_after_the_reask_is_a_failure_with_its_reason_never_a_pair(small_workspace, kind):
+    desc = "Cut a time window out of rotated application logs"
+    with ReplayServer() as server:
+        server.add_rule(Rule(match="Skill: log-window\n", reply=DEGENERATE[kind]("log-window", desc)))
+        server.add_rule(Rule(match="Skill:", reply=_scripted_pair))
+        report = infer_online(small_workspace, open_client(small_workspace, make_settings(server)))
+        assert len(_victim_requests(server, "log-window")) == 2  # asked again once, not more
+    sid = _skill_id(small_workspace, "log-window")
+    assert report.inferred == 2 and [s for s, _ in report.failed] == [sid] and report.reasked == 1
+    failure = scen_store.failure_for(small_workspace.db, sid)
+    assert failure["reason"].startswith("DegenerateReply: still degenerate after one re-ask: " + kind)
+    assert scen_store.scenarios_for(small_workspace.db, sid).empty
+    assert workspace_status(small_workspace.db)["scenarios"]["skills_with_scenarios"] == 2
+
+
+def _skill_id(ws, name: str) -> str:
+    table = skill_store.skills_table(ws.db)
+    return table[table["name"] == name].iloc[0]["id"]
