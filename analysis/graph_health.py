@@ -54,13 +54,13 @@ class Target:
 # The targets, defined once (CLI, page and advice read them from here).
 TARGETS: dict[str, Target] = {t.figure: t for t in (
     Target("self_loop_share", "Self-loop skills", "<=", 0.25, True),
-    Target("largest_wcc_share", "Largest component", ">=", 0.40, True),
-    Target("mean_path_len", "Mean path length", ">=", 2.3, False),
+    Target("largest_wcc_share", "In the largest component", ">=", 0.40, True),
+    Target("mean_path_len", "Mean sampled path", ">=", 2.3, False),
     Target("clusters_per_accepted_skill", "Clusters per skill", ">=", 0.25, False),
-    Target("max_cluster_share", "Largest cluster", "<=", 0.05, True),
+    Target("max_cluster_share", "Largest cluster's share", "<=", 0.05, True),
 )}
 # Shown with the others but without a target of its own (largest_wcc_share stands for it).
-UNTARGETED = {"isolated_share": ("Isolated clusters", True)}
+UNTARGETED = {"isolated_share": ("Isolated share", True)}
 
 
 @dataclass(frozen=True)
@@ -247,6 +247,16 @@ def card(h: GraphHealth) -> list[CardItem]:
 def too_sparse(h: GraphHealth) -> bool:
     """The graph cannot be relied on for multi-step paths: a target it misses."""
     return not all(t.met(getattr(h, k)) for k, t in TARGETS.items())
+
+
+def summary(h: GraphHealth) -> str:
+    """One sentence above the advice: how many targets are met and what that means for paths."""
+    missed = [k for k, t in TARGETS.items() if not t.met(getattr(h, k))]
+    if not missed:
+        return f"Meets every target: fresh paths average {_fmt(h.mean_path_len, False)} steps."
+    what = ("too sparse to give multi-step paths" if {"mean_path_len", "largest_wcc_share", "self_loop_share"}
+            & set(missed) else "collapsed onto a few states")
+    return f"Misses {len(missed)} of {len(TARGETS)} targets: the graph is {what}."
 
 
 def advice(h: GraphHealth) -> list[str]:

@@ -3,6 +3,7 @@ import pandas as pd
 import streamlit as st
 
 from analysis import cluster_graph as cg
+from analysis import graph_health as gh
 from analysis.coverage_views import batch_labels
 from analysis.display import short
 from analysis.scenario_map import cluster_options, picker_note
@@ -26,7 +27,7 @@ def _graph(_ws, root: str, build_id: str) -> dict:
     nodes = cg.cluster_nodes(g.anchors, g.canonical, edges)
     top_nodes, top_edges = cg.top_subgraph(nodes, edges, cg.MAX_GRAPH_NODES)
     top_nodes = cg.with_layout(top_nodes, top_edges)
-    return {"stats": graph_stats(g), "nodes": nodes, "edges": edges, "top_nodes": top_nodes,
+    return {"stats": graph_stats(g), "health": gh.measure(g), "nodes": nodes, "edges": edges, "top_nodes": top_nodes,
             "top_edges": top_edges, "html": cg.pyvis_html(top_nodes, top_edges, height=640, label_top=25)}
 
 
@@ -57,6 +58,23 @@ def _steps(_ws, root: str, batch_id: str) -> pd.DataFrame:
 
 view = _graph(ws, str(ws.root), build["build_id"])
 stats, nodes, edges = view["stats"], view["nodes"], view["edges"]
+
+# --- health: can this graph give multi-step paths? ------------------------------------------------
+st.subheader("Health")
+health = view["health"]
+items = gh.card(health)
+for col, item in zip(st.columns(len(items)), items):
+    col.metric(item.label, item.value)
+    if item.ok is not None:
+        col.markdown(f":{'green' if item.ok else 'red'}[{'✓' if item.ok else '✗'} target {item.target}]")
+tips = gh.advice(health)
+if tips:
+    st.warning("\n".join([f"**{gh.summary(health)}**", ""] + [f"- {t}" for t in tips]))
+else:
+    st.success(gh.summary(health))
+st.caption(f"Shares of the {health.clusters:,} clusters and {health.skills:,} skills in the graph; the mean path is "
+           f"of {health.sample_paths} fresh inverse-frequency paths (seed {health.sample_seed}, nothing stored). "
+           "`workbench graph stats` prints the same figures.")
 
 # --- statistics --------------------------------------------------------------------------------
 st.subheader("Statistics")

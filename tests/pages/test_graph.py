@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from analysis import cluster_graph as cg
+from analysis import graph_health as gh
 from analysis import scenario_map as sm
 from pipeline.graph.assemble import assemble, graph_stats
 from tests.pages.apptest_helpers import frame, metric, open_page
@@ -38,6 +39,26 @@ def test_graph_page_shows_stats_and_renders_html(graph_workspace, monkeypatch):
     at.radio(key="ego_hops").set_value(1).run()
     ego1 = json.loads(_iframes(at)[1].split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
     assert len(ego1) <= len(ego)
+
+
+def test_graph_page_health_card_shows_the_figures_their_targets_and_advice(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    at = open_page(ws, monkeypatch, "graph.py")
+    h = gh.measure(assemble(ws.db))
+    marks = [m.value for m in at.markdown if m.value.startswith((":green[", ":red["))]
+    for item in gh.card(h):
+        assert metric(at, item.label) == item.value
+        if item.ok is not None:   # each target beside its figure, green when met, red when missed
+            colour, sign = ("green", "✓") if item.ok else ("red", "✗")
+            assert f":{colour}[{sign} target {item.target}]" in marks, (item, marks)
+    assert len(marks) == len(gh.TARGETS)
+    tips = gh.advice(h)
+    if tips:   # the demo graph misses a target today (its largest component), so it gets advice
+        warning = next(w.value for w in at.warning if gh.summary(h) in w.value)
+        assert all(t in warning for t in tips)
+    else:
+        assert any(s.value == gh.summary(h) for s in at.success)
+    assert any(f"of {h.sample_paths} fresh inverse-frequency paths" in c.value for c in at.caption)
 
 
 def test_graph_page_picker_reaches_every_cluster_and_says_how(graph_workspace, monkeypatch):

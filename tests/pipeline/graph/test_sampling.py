@@ -380,3 +380,26 @@ def test_stored_batches_have_no_repeats_and_count_only_kept_paths(graph_workspac
     nodes_after, skills_after = store.visit_counts(graph_workspace.db)
     assert sum(skills_after.values()) - sum(skills_before.values()) == len(steps)
     assert sum(nodes_after.values()) - sum(nodes_before.values()) == len(steps) + len(paths)
+
+
+# ------------------------------------------------------------------ paths shorter than min_len, said
+
+def test_short_paths_say_whether_the_walk_hit_a_dead_end_or_could_only_go_back():
+    # 0 -> 1 (1 has no out-edge: a dead end); 2 -> 3 -> 2 (from 3 the only way on is back to 2)
+    g = TransitionGraph.from_edges(4, 3, src=[0, 2, 3], skill=[0, 1, 2], dest=[1, 3, 2])
+    paths, _, _ = sample_inverse_frequency(g, 40, 5, min_len=2, max_len=3)
+    assert set(paths.lengths().tolist()) == {1}
+    said = S.short_paths(g, paths, 2)
+    ends = np.asarray(paths.dst)
+    assert said.count == 40 and said.other == 0
+    assert said.dead_end == int((ends == 1).sum()) > 0 and said.dead_end_clusters == 1
+    assert said.revisit == int((ends != 1).sum()) > 0
+    assert S.short_paths(g, paths, 1) == S.ShortPaths(1)    # none is shorter than one step
+
+
+def test_a_path_that_reaches_min_len_is_not_short():
+    g = TransitionGraph.from_edges(5, 4, src=[0, 1, 2, 3], skill=[0, 1, 2, 3], dest=[1, 2, 3, 4])
+    paths, _, _ = sample_inverse_frequency(g, 50, 1, min_len=2, max_len=2)
+    said = S.short_paths(g, paths, 2)
+    # only a walk started at 3 (one step left before the end at 4) can stay short
+    assert said.count == int((paths.lengths() < 2).sum()) and said.count == said.dead_end

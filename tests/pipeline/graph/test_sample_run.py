@@ -1,0 +1,41 @@
+"""`workbench sample`'s report on a real workspace: paths shorter than --min-len are counted
+and explained, in the report, its note (the CLI prints it) and its JSON."""
+from __future__ import annotations
+
+from pipeline.graph.sample_run import SampleReport, sample
+from tests.helpers import cli
+from workbench.store import graph as store
+
+
+def test_short_paths_are_counted_and_explained_in_the_report(graph_workspace):
+    report = sample(graph_workspace, "inverse-frequency", 60, seed=2, min_len=6, max_len=6)
+    steps = store.path_steps(graph_workspace.db, report.batch_id)
+    lengths = steps.groupby("idx")["step"].max() + 1
+    assert report.min_len == 6 and report.below_min_len == int((lengths < 6).sum()) > 0
+    assert report.dead_end + report.revisit <= report.below_min_len and report.dead_end > 0
+    note = report.note
+    assert f"{report.below_min_len} of {report.n_paths} paths are shorter than --min-len 6" in note
+    assert f"{report.dead_end} reached a cluster with no out-edges" in note
+    assert report.as_dict()["below_min_len"] == report.below_min_len and report.as_dict()["note"] == note
+
+
+def test_single_skill_paths_are_never_called_short(graph_workspace):
+    report = sample(graph_workspace, "single-skill", 20, seed=2, min_len=3, max_len=4)
+    assert report.below_min_len == 0 and "shorter than" not in report.note
+
+
+def test_cli_sample_prints_the_short_paths(graph_workspace):
+    r = cli("sample", "--workspace", str(graph_workspace.root), "--n", "30", "--min-len", "6", "--max-len", "6")
+    assert r.returncode == 0, r.stderr
+    assert "paths are shorter than --min-len 6" in " ".join(r.stderr.split())
+    assert "no out-edges" in " ".join(r.stderr.split())
+
+
+def test_the_note_joins_both_things_a_batch_can_fall_short_of():
+    r = SampleReport("b", "random-walk", 3, 4, 3, redrawn=1, short=2, min_len=2, below_min_len=2, dead_end=1,
+                     dead_end_clusters=1, revisit=1)
+    assert r.note == ("the graph gave only 3 distinct paths of the 5 asked (8 redraw rounds); the batch has 3; "
+                      "2 of 3 paths are shorter than --min-len 2 (mean 1.33 steps) after 16 tries each from new "
+                      "starts: 1 reached a cluster with no out-edges (no skill starts from its scenario and no "
+                      "bridge leaves it; 1 distinct cluster(s)), 1 could only go on to a cluster already on the "
+                      "path; `workbench graph stats` says how connected the graph is and what to do")
