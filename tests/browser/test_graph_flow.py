@@ -1,5 +1,5 @@
 """The Scenarios page's edit flow in a real headless Chromium: lasso → merge dialog → split
-one scenario off the merged cluster → rename → undo.
+one scenario off the merged cluster → rename → undo; then the Graph page's health card.
 
 AppTest cannot draw a lasso and runs dialogs differently from a browser (DESIGN §8), so this
 drives the real thing with the mouse and checks the store after every step: the split must
@@ -14,8 +14,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from analysis import graph_health as gh
 from analysis import scenario_map as sm
-from tests.browser.streamlit_page import load_page, open_tab, wait_idle
+from pipeline.graph.assemble import assemble
+from tests.browser.streamlit_page import assert_text_not_cut, load_page, open_tab, wait_idle
 from workbench.store import graph as store
 
 pytestmark = pytest.mark.browser
@@ -133,3 +135,36 @@ def test_merge_split_rename_undo_in_chromium(graph_workspace, dashboard, chromiu
     assert hist["kind"].tolist()[:3] == ["rename", "split", "merge"] and hist["undone_at"].notna().tolist()[:3] == [
         True, False, False]
     assert set(hist["author"]) == {"browser-test"}
+
+
+def _rgb(locator) -> tuple[int, int, int]:
+    return tuple(int(x) for x in re.findall(r"\d+", locator.evaluate("e => getComputedStyle(e).color"))[:3])
+
+
+def test_graph_page_health_card_in_chromium(graph_workspace, dashboard, chromium, tmp_path):
+    """Each figure and its target, green when met and red when missed, whole (not cut by its
+    column), and the advice below when a target is missed."""
+    ws = graph_workspace
+    url = dashboard(ws)
+    h = gh.measure(assemble(ws.db))
+    page = chromium.new_page(viewport={"width": 1500, "height": 1400})
+    load_page(page, url + "/graph", "fresh inverse-frequency paths")
+    wait_idle(page)
+    metrics = page.get_by_test_id("stMetric")
+    for item in gh.card(h):
+        shown = metrics.filter(has=page.get_by_test_id("stMetricLabel").get_by_text(item.label, exact=True))
+        expect(shown.get_by_test_id("stMetricValue")).to_have_text(item.value)
+        if item.ok is None:
+            continue
+        mark = page.get_by_text(f"{'✓' if item.ok else '✗'} target {item.target}", exact=True)
+        expect(mark).to_be_visible()
+        r, g, _ = _rgb(mark)
+        assert (g > r) if item.ok else (r > g), (item, (r, g))
+    labels = page.get_by_test_id("stMetricLabel").filter(has_text=re.compile(
+        "|".join(re.escape(i.label) for i in gh.card(h))))
+    assert_text_not_cut(labels)
+    if gh.advice(h):
+        expect(page.get_by_text(gh.summary(h))).to_be_visible()
+        expect(page.get_by_role("alert").filter(has_text=gh.summary(h))).to_contain_text(
+            gh.advice(h)[0].split("`")[0])
+    page.screenshot(path=str(tmp_path / "graph-health.png"), full_page=True)

@@ -53,7 +53,7 @@ def test_graph_page_health_card_shows_the_figures_their_targets_and_advice(graph
             assert f":{colour}[{sign} target {item.target}]" in marks, (item, marks)
     assert len(marks) == len(gh.TARGETS)
     tips = gh.advice(h)
-    if tips:   # the demo graph misses a target today (its largest component), so it gets advice
+    if tips:   # advice under a summary when a target is missed, else the summary alone
         warning = next(w.value for w in at.warning if gh.summary(h) in w.value)
         assert all(t in warning for t in tips)
     else:
