@@ -23,9 +23,12 @@ SAME_TEXT = "same_text"
 SCHEMA_ECHO = "schema_echo"
 RESTATES_DESCRIPTION = "restates_description"
 KINDS = (SAME_TEXT, SCHEMA_ECHO, RESTATES_DESCRIPTION)
+# Consecutive words a state may share with the description before it counts as a copy of it.
+COPIED_RUN = 6
 
 _STOP = frozenset("a an the of to in on for and or with by from at as is are be its it this that "
                   "these those into using use via their them what must".split())
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _BULLET = re.compile(r"^\s*[-*]\s*`?([a-z_]+)`?\s*:\s*(.+?)\s*[;.]?\s*$", re.M)
 
 
@@ -57,6 +60,14 @@ def _covers(value: str, reference: str, *, own: float, other: float) -> bool:
         return False
     shared = len(v & r)
     return shared / len(v) >= own and shared / len(r) >= other
+
+
+def _copies_a_run(value: str, reference: str, n: int = COPIED_RUN) -> bool:
+    """`value` repeats `n` consecutive words of `reference` (a prefix cut short is a copy too)."""
+    def grams(text: str) -> set[tuple[str, ...]]:
+        words = normalise(text).split()
+        return {tuple(words[i:i + n]) for i in range(len(words) - n + 1)}
+    return bool(grams(value) & grams(reference))
 
 
 def field_descriptions(prompt_text: str = "", schema: dict | None = None) -> dict[str, list[str]]:
@@ -96,14 +107,15 @@ def _echo(pair: ScenarioPair, descriptions: Mapping[str, Iterable[str]]) -> Prob
 
 
 def _restates(pair: ScenarioPair, description: str) -> Problem | None:
-    desc = normalise(description)
-    if len(content_tokens(description)) < 3:
-        return None  # too short to tell a restatement from a coincidence
+    # The whole description or any one sentence of it (its first usually is the goal);
+    # one too short to tell a restatement from a coincidence is not compared.
+    parts = [t for t in (description, *_SENTENCE_END.split(description)) if len(content_tokens(t)) >= 3]
     for role in ("pre", "post"):
         values = getattr(pair, role).model_dump()
         for name in STATE_FIELDS:
             value = values[name]
-            if desc in normalise(value) or _covers(value, description, own=0.85, other=0.6):
+            if _copies_a_run(value, description) or any(
+                    normalise(t) in normalise(value) or _covers(value, t, own=0.85, other=0.6) for t in parts):
                 return Problem(RESTATES_DESCRIPTION,
                                f"{role}.{name} restates the skill's description ({value[:120]!r}); it must "
                                f"describe the machine state (files, data, processes), not the goal")

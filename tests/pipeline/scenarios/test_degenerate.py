@@ -82,6 +82,16 @@ def test_a_canonical_that_restates_the_description_is_degenerate(canonical):
     assert "post.canonical restates" in found[0].detail
 
 
+def test_one_sentence_of_a_long_description_cut_short_is_still_a_restatement():
+    description = ("Convert physical quantities between unit systems with GNU units on the command line, and "
+                   "check formulas for dimensional consistency. Use when a report mixes imperial and SI units.")
+    for canonical in ("Science: finished: convert physical quantities between unit systems with GNU…",
+                      "A report mixes imperial and SI units"):
+        assert kinds(pair(pre={**_scenario(), "canonical": canonical}), description) == [
+            degenerate.RESTATES_DESCRIPTION], canonical
+    assert kinds(pair(), description) == []
+
+
 def test_words_shared_with_the_description_alone_do_not_make_a_restatement():
     # A state names the same formats as the goal; that is what makes skills meet.
     assert kinds(pair(post={**GOOD_POST, "canonical": "A pretty-printed JSON document converted from a CSV "
