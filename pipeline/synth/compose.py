@@ -147,27 +147,49 @@ def step_families(step: PathStep, cat: str) -> list[list[Recipe]]:
     return tiers
 
 
-def _place(ctx: StepContext, rng: random.Random, art: Artifact, family: list[Recipe], used: list[str],
-           ahead, forced: bool) -> tuple[Recipe, list[Recipe], list[Fragment]] | None:
-    """A family of `family` that reads `art` (through adapters if need be), or None."""
-    fits = [r for r in family if r.accepts(art)]
-    others = [r for r in family if not used or r.name != used[-1]]
+def _honours(c: StepContext, recipe: Recipe, art: Artifact | None, step: PathStep) -> bool:
+    """Does this family's build, as it would be drawn now, use a tool or a state kind of the skill?
+    (A family's profile is the union of several draws; this one draw is what the step would be.)"""
+    trial = c.clone()
+    try:
+        read = art if art is not None else recipe.seed(trial)
+        frag = recipe.build(trial, read)
+    except SynthesisError:
+        return False
+    return step_fidelity(0, "", "", recipe, frag.solve, read, frag.output, step.parts).fidelity != "category-only"
+
+
+def _attempt(c: StepContext, art: Artifact | None, family: list[Recipe], used: list[str],
+             nxt: list[Recipe] | None, forced: bool, step: PathStep
+             ) -> tuple[Recipe, list[Recipe], list[Fragment]] | None:
+    """On context `c`: the adapters (if any) and a family of `family` that reads `art` (None: the
+    first step, which seeds its own input) and, for a skill with evidence, uses some of it."""
     adapters: list[Recipe] = []
-    if fits and not forced and not any(r in others for r in fits) and others:
-        # Only the previous step's family reads this artifact: bridge to another one instead.
-        adapters = _adapter_route(ctx, art, others) or []
-    if not fits:
-        adapters = _adapter_route(ctx, art, family) or []
-        if not adapters:
-            return None
-    frags = []
-    for ad in adapters:
-        frag = ad.build(ctx, art)
-        frags.append(frag)
-        art = frag.output
-    fits = [r for r in family if r.accepts(art)]
-    recipe = fits[0] if forced else _choose(rng, fits, used, ahead and ahead(art))
-    return recipe, adapters, frags
+    frags: list[Fragment] = []
+    if art is not None:
+        fits = [r for r in family if r.accepts(art)]
+        others = [r for r in family if not used or r.name != used[-1]]
+        if fits and not forced and not any(r in others for r in fits) and others:
+            # Only the previous step's family reads this artifact: bridge to another one instead.
+            adapters = _adapter_route(c, art, others) or []
+        if not fits:
+            adapters = _adapter_route(c, art, family) or []
+            if not adapters:
+                return None
+        for ad in adapters:
+            frag = ad.build(c, art)
+            frags.append(frag)
+            art = frag.output
+    cands = [r for r in family if art is None or r.accepts(art)]
+    if forced:
+        return cands[0], adapters, frags
+    ahead = _leaves_a_choice(c, art, nxt) if nxt else None
+    while cands:
+        recipe = _choose(c.rng, cands, used, ahead)
+        if not step.parts.has_evidence or _honours(c, recipe, art, step):
+            return recipe, adapters, frags
+        cands = [r for r in cands if r is not recipe]
+    return None
 
 
 def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
@@ -185,25 +207,18 @@ def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
         if forced:
             tiers = [[REGISTRY[force[k - 1]]]]
         nxt = [r for t in tiers_of[k] for r in t] if k < len(planned) else None
-        ahead = (lambda a: _leaves_a_choice(ctx, a, nxt)) if nxt else None
-        adapters: list[Recipe] = []
-        frags: list[Fragment] = []
-        read = art
-        if art is None:
-            family = tiers[0]
-            recipe = family[0] if forced else _choose(rng, family, used, ahead and ahead(None))
-            art = read = recipe.seed(ctx)
+        for family in tiers:   # the best tier that can read what the previous step left
+            if _attempt(ctx.clone(), art, family, used, nxt, forced, step) is not None:
+                # the same attempt on the real context: same state, so the same outcome
+                recipe, adapters, frags = _attempt(ctx, art, family, used, nxt, forced, step)
+                break
         else:
-            placed = None
-            for family in tiers:   # the best tier that can read what the previous step left
-                placed = _place(ctx, rng, art, family, used, ahead, forced)
-                if placed:
-                    break
-            if placed is None:
-                raise SynthesisError(f"step {k} ({cat}): no fitting family accepts the {art.kind} artifact {art.path}"
-                                     f" (exact={art.exact}, after {used[-1] if used else 'seed'})")
-            recipe, adapters, frags = placed
-            art = frags[-1].output if frags else art
+            what = f"the {art.kind} artifact {art.path} (exact={art.exact}, after {used[-1]})" if art else "a seed"
+            raise SynthesisError(f"step {k} ({cat}): no fitting family accepts {what}")
+        if art is None:
+            art = recipe.seed(ctx)
+        read = art
+        art = frags[-1].output if frags else art
         frag = recipe.build(ctx, art)
         out = frag.output
         if out.kind == "records" and len(set(out.table.columns)) != len(out.table.columns):

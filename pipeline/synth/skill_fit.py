@@ -93,6 +93,8 @@ class NoRecipeError(SynthesisError):
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n.*?\n\s*\2\s*(?=\n|$)", re.S)
 _QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _SEPARATORS = re.compile(r"\|\||&&|[|;&(){}`\n]|\$\(")
+_ARITH = re.compile(r"\$\(\([^)]*\)\)")
+_FUNCTION = re.compile(r"(?m)^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{?")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIXES = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "xargs", "then", "do", "else", "!"})
 
@@ -100,16 +102,31 @@ _PREFIXES = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "xargs
 def solution_commands(solve: str) -> set[str]:
     """The commands a bash solution runs (canonical names): the first word of every simple
     command, heredoc bodies and quoted strings left out (a jq program's `map` is no command)."""
-    text = re.sub(r"(?m)#.*$", "", _HEREDOC.sub("\n", solve))
-    text = _QUOTED.sub(" Q ", text)
+    text = re.sub(r"(?m)(^|\s)#.*$", r"\1", _HEREDOC.sub("\n", solve))
+    text = _ARITH.sub(" 0 ", _QUOTED.sub(" 0 ", text))
+    functions = set(_FUNCTION.findall(text))      # `norm() {`: the script's own, not a tool
     out: set[str] = set()
     for segment in _SEPARATORS.split(text):
         words = segment.split()
         while words and (words[0] in _PREFIXES or _ASSIGNMENT.match(words[0]) or words[0].startswith("-")):
             words = words[1:]
-        if words and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.+-]*", words[0]) and words[0] not in SHELL_WORDS:
+        if words and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.+-]*", words[0]) and words[0] not in SHELL_WORDS \
+                and words[0] not in functions:
             out.add(canonical_tool(words[0]))
+            if words[0] == "tar":
+                out |= _tar_compressors(words[1:])
     return out
+
+
+_TAR_FILTERS = {"z": "gzip", "J": "xz", "j": "bzip2"}
+_TAR_LONG = {"--gzip": "gzip", "--xz": "xz", "--bzip2": "bzip2", "--zstd": "zstd"}
+
+
+def _tar_compressors(args: list[str]) -> set[str]:
+    """The compressor tar runs for `-czf`, `cJf`, `--xz`, `--zstd` (it execs the program itself)."""
+    out = {_TAR_LONG[a] for a in args if a in _TAR_LONG}
+    flags = [a for i, a in enumerate(args) if re.fullmatch(r"-[A-Za-z]+", a) or (i == 0 and re.fullmatch(r"[A-Za-z]+", a))]
+    return out | {_TAR_FILTERS[c] for a in flags for c in a.lstrip("-") if c in _TAR_FILTERS}
 
 
 # ---------------------------------------------------------------- what an artifact is, as state kinds
@@ -142,18 +159,22 @@ class FamilyProfile:
 _PROFILES: dict[str, FamilyProfile] = {}
 
 
+PROFILE_DRAWS = 4   # a family's solution varies by draw (tar.gz or tar.xz): its profile is the union of a few
+
+
 def _seed_profile(recipe: Recipe) -> FamilyProfile:
-    """Tools and kinds of a dry build on the family's own seed, plus what it declares."""
+    """Tools and kinds of dry builds on the family's own seed, plus what it declares."""
     tools, kinds = set(recipe.tools), set(recipe.kinds)
-    try:
-        ctx = StepContext(random.Random(f"profile|{recipe.name}"))
-        ctx.index = 1
-        art = recipe.seed(ctx)
-        frag = recipe.build(ctx, art)
+    for draw in range(PROFILE_DRAWS):
+        try:
+            ctx = StepContext(random.Random(f"profile|{recipe.name}|{draw}"))
+            ctx.index = 1
+            art = recipe.seed(ctx)
+            frag = recipe.build(ctx, art)
+        except (SynthesisError, TypeError, AttributeError):
+            continue   # a sink family with no seed of its own: its declaration is all there is
         tools |= solution_commands(frag.solve)
         kinds |= artifact_kinds(art) | artifact_kinds(frag.output)
-    except (SynthesisError, TypeError, AttributeError):
-        pass   # a sink family with no seed of its own: its declaration is all there is
     return FamilyProfile(frozenset(t for t in tools if t not in PLUMBING), frozenset(kinds))
 
 
@@ -164,40 +185,67 @@ def profile(recipe: Recipe) -> FamilyProfile:
     return _PROFILES[recipe.name]
 
 
-@dataclass(frozen=True, order=True)
+# A tool or kind that few families share says more about a family than one most share (sort,
+# a CSV table): each counts SPECIFIC / (families sharing it), at most 1.
+SPECIFIC = 3.0
+CATEGORY_BONUS = 0.5
+TOP_SHARE = 0.6       # families scoring this share of the best one are all candidates (variety)
+
+
+def _rarity() -> tuple[dict[str, float], dict[str, float]]:
+    """Weight per tool and per kind over the registered families (computed once)."""
+    from .recipes import REGISTRY
+    if not _RARITY:
+        tools: dict[str, int] = {}
+        kinds: dict[str, int] = {}
+        for r in REGISTRY.values():
+            prof = profile(r)
+            for t in prof.tools:
+                tools[t] = tools.get(t, 0) + 1
+            for k in prof.kinds:
+                kinds[k] = kinds.get(k, 0) + 1
+        _RARITY.append({t: min(1.0, SPECIFIC / n) * (0.5 if t in WEAK_TOOLS else 1.0) for t, n in tools.items()})
+        _RARITY.append({k: min(1.0, SPECIFIC / n) for k, n in kinds.items()})
+    return _RARITY[0], _RARITY[1]
+
+
+_RARITY: list[dict[str, float]] = []
+
+
+@dataclass(frozen=True)
 class Fit:
-    """Rank of a family for a skill: distinctive tools shared, then weak tools, then kinds."""
-    tools: int
-    weak: int
-    kinds: int
+    """What a family shares with a skill, and the resulting score."""
+    tools: frozenset[str]
+    kinds: frozenset[str]
     category: bool
+    score: float
 
     @property
     def fits(self) -> bool:
-        return bool(self.tools or self.weak or self.kinds)
-
-    @property
-    def tier(self) -> int:
-        """2: shares a distinctive tool; 1: a kind or an interpreter; 0: nothing."""
-        return 2 if self.tools else 1 if (self.kinds or self.weak) else 0
+        return bool(self.tools or self.kinds)
 
 
 def fit(recipe: Recipe, parts: SkillParts, category: str) -> Fit:
     prof = profile(recipe)
-    shared = parts.evidence_tools & prof.tools
-    return Fit(len(shared - WEAK_TOOLS), len(shared & WEAK_TOOLS), len(parts.kinds & prof.kinds),
-               recipe.category == category)
+    tool_w, kind_w = _rarity()
+    tools, kinds = parts.evidence_tools & prof.tools, parts.kinds & prof.kinds
+    same = recipe.category == category
+    score = sum(tool_w.get(t, 1.0) for t in tools) + sum(kind_w.get(k, 1.0) for k in kinds)
+    return Fit(frozenset(tools), frozenset(kinds), same, score + (CATEGORY_BONUS if same and score else 0.0))
 
 
 def fitting_tiers(families: list[Recipe], parts: SkillParts, category: str) -> list[list[Recipe]]:
-    """Families that share something with the skill, best first: a tier per (tier, category) rank,
-    so a family of the skill's own category goes before another of the same tier."""
-    ranked: dict[tuple[int, bool], list[Recipe]] = {}
-    for r in families:
-        f = fit(r, parts, category)
-        if f.fits:
-            ranked.setdefault((f.tier, f.category), []).append(r)
-    return [sorted(ranked[k], key=lambda r: r.name) for k in sorted(ranked, reverse=True)]
+    """Families that share a tool or a state kind with the skill, in two tiers: those scoring near
+    the best (the composer's candidates), then the others (used when none of the first can read
+    what the previous step left). Empty when none shares anything."""
+    fits = [(fit(r, parts, category).score, r) for r in families]
+    fits = [(sc, r) for sc, r in fits if sc > 0]
+    if not fits:
+        return []
+    best = max(sc for sc, _ in fits)
+    top = sorted((r for sc, r in fits if sc >= TOP_SHARE * best), key=lambda r: r.name)
+    rest = sorted((r for sc, r in fits if sc < TOP_SHARE * best), key=lambda r: (-fit(r, parts, category).score, r.name))
+    return [top] + ([rest] if rest else [])
 
 
 # ---------------------------------------------------------------- what a built step used

@@ -62,7 +62,7 @@ def _read_member(path: str, fmt: str) -> str:
 
 
 def _pack_build(ctx: StepContext, a: Artifact) -> Fragment:
-    fmt = ctx.rng.choice(sorted(FORMAT_WORDS))
+    fmt = ctx.pick(list(FORMAT_WORDS), {"tar.gz": {"tar", "gzip"}, "tar.xz": {"tar", "xz"}, "tar.bz2": {"tar", "bzip2"}, "zip": {"zip"}})
     stem = stem_of(a).replace("_", "-")
     path = ctx.claim(f"/app/dist/{stem}.{fmt}")
     top = f"{stem}-bundle"
@@ -113,7 +113,7 @@ mv /tmp/pack/MANIFEST.txt /tmp/pack/{top}/
 
 register(Recipe("archive-pack", "archives-compression", "Pack with manifest and checksum",
                 lambda a: a.kind != "archive" and "MANIFEST.txt" not in a.names(), seed_any, _pack_build, weight=1,
-                universal=True, consumes="any"))
+                universal=True, consumes="any", kinds=("checksum-manifest",)))
 
 
 # --- archive-extract-verify ---------------------------------------------------------------------------
@@ -214,7 +214,7 @@ PY"""
 
 
 register(Recipe("archive-extract-verify", "archives-compression", "Extract and verify an archive",
-                lambda a: a.kind == "archive", seed_release, _extract_build, weight=2, consumes="archive"))
+                lambda a: a.kind == "archive", seed_release, _extract_build, weight=2, consumes="archive", kinds=("checksum-manifest",)))
 
 
 # --- archive-convert ---------------------------------------------------------------------------
@@ -266,4 +266,4 @@ unzip -q {a.path} -d /tmp/convert
 
 
 register(Recipe("archive-convert", "archives-compression", "Convert between tar and ZIP",
-                lambda a: a.kind == "archive", seed_release, _convert_build, weight=1, consumes="archive"))
+                lambda a: a.kind == "archive", seed_release, _convert_build, weight=1, consumes="archive", kinds=("tar-archive", "zip-archive")))

@@ -164,11 +164,12 @@ class StepContext:
 
     def pick(self, options: list, tools_of: dict) -> object:
         """One of `options` (sorted, drawn by the task's rng), preferring those whose commands
-        (`tools_of[option]`, a set) the step's skill runs: an xz skill gets the tar.xz variant.
+        (`tools_of[option]`, a set) the step's skill runs most of: an xz skill gets the tar.xz variant.
         One draw either way, so a path without skill tools gets what plain `rng.choice` gives."""
         options = sorted(options)
-        liked = [o for o in options if set(tools_of.get(o, ())) & self.skill_tools]
-        return self.rng.choice(liked or options)
+        shared = {o: len(set(tools_of.get(o, ())) & self.skill_tools) for o in options}
+        best = max(shared.values(), default=0)
+        return self.rng.choice([o for o in options if shared[o] == best] if best else options)
 
     def claim(self, path: str) -> str:
         """A fresh absolute path: later steps never overwrite what earlier ones made."""

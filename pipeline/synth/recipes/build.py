@@ -117,7 +117,7 @@ def _script_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 
 register(Recipe("script-debug", "software-build-debug", "Fix a buggy script", _fits, lambda ctx: seed_records(ctx),
-                _script_build, weight=2, consumes="records"))
+                _script_build, weight=2, consumes="records", kinds=("source-tree",)))
 
 
 # --- makefile-build -------------------------------------------------------------------------------
@@ -206,7 +206,7 @@ def _make_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 register(Recipe("makefile-build", "software-build-debug", "Finish a Makefile",
                 lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 1, lambda ctx: seed_records(ctx),
-                _make_build, weight=2, consumes="records"))
+                _make_build, weight=2, consumes="records", kinds=("build-project",)))
 
 
 # --- unittest-fix --------------------------------------------------------------------------------
@@ -359,4 +359,4 @@ python3 {tool}/entrycount.py {a.path} > {report}"""
 
 register(Recipe("unittest-fix", "software-build-debug", "Fix a tool until its unit tests pass",
                 lambda a: a.kind in ("records", "lines", "tree"), seed_any, _unittest_build, weight=2,
-                consumes="records, lines or a folder"))
+                consumes="records, lines or a folder", kinds=("test-suite", "source-tree")))

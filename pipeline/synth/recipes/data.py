@@ -144,7 +144,7 @@ write({path!r}, {out_fmt!r}, {list(cols)!r}, out)
 
 
 register(Recipe("group-aggregate", "data-processing", "Group and aggregate", _agg_accepts,
-                lambda ctx: seed_records(ctx), _agg_build, weight=1, consumes="records"))
+                lambda ctx: seed_records(ctx), _agg_build, weight=1, consumes="records", kinds=("report",)))
 
 
 # --- json-convert (jq) -----------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def _convert_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 register(Recipe("json-convert", "data-processing", "Convert between CSV and JSON",
                 lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 1,
-                lambda ctx: seed_records(ctx), _convert_build, weight=1, consumes="records"))
+                lambda ctx: seed_records(ctx), _convert_build, weight=1, consumes="records", kinds=("json-document", "jsonl-records")))
 
 
 # --- lines-tally ------------------------------------------------------------------------------------

@@ -142,7 +142,7 @@ def _ranked(ctx: StepContext, a: Artifact, db: str, table: str, num: str):
 
 
 register(Recipe("sqlite-load-report", "databases", "Load into SQLite and report", _report_accepts, lambda ctx: seed_records(ctx),
-                _report_build, weight=2, consumes="records"))
+                _report_build, weight=2, consumes="records", kinds=("sqlite-database", "report")))
 
 
 # --- sqlite-join-targets --------------------------------------------------------------------------
@@ -200,7 +200,7 @@ def _join_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 
 register(Recipe("sqlite-join-targets", "databases", "Join against a lookup table", _fits, lambda ctx: seed_records(ctx),
-                _join_build, weight=2, consumes="records"))
+                _join_build, weight=2, consumes="records", kinds=("sqlite-database",)))
 
 
 # --- sqlite-migrate ------------------------------------------------------------------------------
@@ -289,4 +289,4 @@ sqlite3 -header -csv {db} "SELECT {', '.join(cols_all)} FROM {tbl} ORDER BY {key
 
 
 register(Recipe("sqlite-migrate", "databases", "Migrate a SQLite schema and backfill", _migrate_accepts,
-                lambda ctx: seed_records(ctx), _migrate_build, weight=2, consumes="table with an id column"))
+                lambda ctx: seed_records(ctx), _migrate_build, weight=2, consumes="table with an id column", kinds=("sqlite-database",)))

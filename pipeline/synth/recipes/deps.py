@@ -136,7 +136,7 @@ write({path!r}, "csv", ["name", "version", "depth", "required_by"], rows)
 
 register(Recipe("requirements-pin", "dependency-management", "Pin a dependency closure",
                 lambda a: a.kind == "tree" and a.flavor == "lock", seed_lock, _pin_build, weight=2,
-                consumes="requirements + lock"))
+                consumes="requirements + lock", kinds=("dependency-manifest", "python-environment")))
 
 
 # --- version-resolve ---------------------------------------------------------------------------------
@@ -255,7 +255,7 @@ write({path!r}, "csv", ["package", "version", "candidates"], rows)
 
 register(Recipe("version-resolve", "dependency-management", "Resolve version constraints",
                 lambda a: a.kind == "tree" and a.flavor == "constraints", seed_constraints, _resolve_build, weight=2,
-                consumes="constraints + index"))
+                consumes="constraints + index", kinds=("dependency-manifest",)))
 
 
 # --- vendor-lock ------------------------------------------------------------------------------------
@@ -297,4 +297,4 @@ PY"""
 
 
 register(Recipe("vendor-lock", "dependency-management", "Vendor with a hash lock", lambda a: True, seed_any,
-                _vendor_build, weight=1, universal=True, consumes="any"))
+                _vendor_build, weight=1, universal=True, consumes="any", kinds=("dependency-manifest", "checksum-manifest")))

@@ -66,7 +66,7 @@ done)
 
 
 register(Recipe("organise-by-extension", "file-operations", "Sort files by extension", _organise_accepts,
-                seed_inbox, _organise_build, weight=1, consumes="tree"))
+                seed_inbox, _organise_build, weight=1, consumes="tree", kinds=("directory-tree",)))
 
 
 # --- backup-rotate -----------------------------------------------------------------------------
@@ -122,7 +122,7 @@ def _rotate_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 
 register(Recipe("backup-rotate", "file-operations", "Take a dated backup and rotate", lambda a: True, seed_any,
-                _rotate_build, weight=1, universal=True, consumes="any"))
+                _rotate_build, weight=1, universal=True, consumes="any", kinds=("directory-tree",)))
 
 
 # --- dedupe-hardlink ---------------------------------------------------------------------------
@@ -204,4 +204,4 @@ PY"""
 
 
 register(Recipe("dedupe-hardlink", "file-operations", "Deduplicate files into hard links", _dedupe_accepts, seed_inbox,
-                _dedupe_build, weight=2, consumes="tree"))
+                _dedupe_build, weight=2, consumes="tree", kinds=("directory-tree", "checksum-manifest")))

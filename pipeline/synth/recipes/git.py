@@ -69,7 +69,7 @@ git {ident} tag -a {tag} -m 'Release {tag}'"""
 
 
 register(Recipe("git-publish-tag", "git", "Publish in a tagged repository", lambda a: True, seed_any, _publish_build,
-                weight=2, universal=True, consumes="any"))
+                weight=2, universal=True, consumes="any", kinds=("git-repository", "git-history")))
 
 
 # --- git-history-authors -------------------------------------------------------------------------
@@ -152,7 +152,7 @@ git -C {repo} -c user.name='{bot[0]}' -c user.email={bot[1]} commit -q --author=
 
 
 register(Recipe("git-history-authors", "git", "Commit into history and report authors", lambda a: True, seed_any,
-                _history_build, weight=2, universal=True, consumes="any"))
+                _history_build, weight=2, universal=True, consumes="any", kinds=("git-repository", "git-history")))
 
 
 # --- git-revert-branch ---------------------------------------------------------------------------
@@ -182,20 +182,30 @@ def _revert_stream(ctx: StepContext) -> tuple[bytes, str, str, str, list[str]]:
         subj = rng.choice(SUBJECTS).format(f=f2.rsplit("/", 1)[-1]) + f" (follow-up {i + 1})"
         plan.append((subj, {f2: files[f2]}))
         later.append(subj)
-    out, mark = [], 0
-    for k, (subject, changes) in enumerate(plan):
+    times = []
+    for _ in plan:
         t += rng.randint(3600, 86400)
+        times.append(t)
+    return (fast_import(plan, who, times), good, bad_subject, "\n".join(later), [s for s, _ in plan])
+
+
+def fast_import(plan: list[tuple[str, dict[str, str]]], who: str, times: list[int],
+                executable: frozenset[str] = frozenset()) -> bytes:
+    """A `git fast-import` stream of linear commits on `main`: per commit its subject and changed
+    files (path -> text), its time, the paths committed as executable."""
+    out, mark = [], 0
+    for k, ((subject, changes), t) in enumerate(zip(plan, times)):
         ms = []
         for path, body in sorted(changes.items()):
             mark += 1
             blob = body.encode()
             out.append(b"blob\nmark :%d\ndata %d\n%s\n" % (mark, len(blob), blob))
-            ms.append(f"M 100644 :{mark} {path}\n")
+            ms.append(f"M {'100755' if path in executable else '100644'} :{mark} {path}\n")
         msg = (subject + "\n").encode()
-        head = (f"commit refs/heads/main\nmark :{1000 + k}\nauthor {who} {t} +0000\ncommitter {who} {t} +0000\n").encode()
+        head = f"commit refs/heads/main\nmark :{1000 + k}\nauthor {who} {t} +0000\ncommitter {who} {t} +0000\n".encode()
         frm = f"from :{999 + k}\n".encode() if k else b""
         out.append(head + b"data %d\n%s" % (len(msg), msg) + frm + "".join(ms).encode() + b"\n")
-    return b"".join(out) + b"done\n", good, bad_subject, "\n".join(later), [s for s, _ in plan]
+    return b"".join(out) + b"done\n"
 
 
 def _revert_build(ctx: StepContext, a: Artifact) -> Fragment:
@@ -250,4 +260,4 @@ git {ident} commit -q -m 'Add {name}'"""
 
 
 register(Recipe("git-revert-branch", "git", "Revert a bad commit and branch off", lambda a: True, seed_any,
-                _revert_build, weight=2, universal=True, consumes="any"))
+                _revert_build, weight=2, universal=True, consumes="any", kinds=("git-repository", "git-history")))

@@ -113,7 +113,7 @@ write({ipath!r}, "json", {list(cols)!r}, [items[k] for k in sorted(items)])
 
 register(Recipe("http-pages-merge", "networking-http", "Merge saved API responses",
                 lambda a: a.kind == "tree" and a.flavor == "http-responses", seed_responses, _merge_build, weight=2,
-                consumes="saved HTTP responses"))
+                consumes="saved HTTP responses", kinds=("http-response",)))
 
 
 # --- http-request-compose ------------------------------------------------------------------------
@@ -164,7 +164,7 @@ len=$(wc -c < {payload})
 
 register(Recipe("http-request-compose", "networking-http", "Compose a raw HTTP request",
                 lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 1, lambda ctx: seed_records(ctx),
-                _request_build, weight=2, consumes="records"))
+                _request_build, weight=2, consumes="records", kinds=("http-response",)))
 
 
 # --- url-inventory -----------------------------------------------------------------------------
@@ -234,4 +234,4 @@ write({hpath!r}, "csv", ["host", "urls"], [{{"host": h, "urls": n}} for h, n in 
 
 
 register(Recipe("url-inventory", "networking-http", "Normalise a URL list",
-                lambda a: a.kind == "lines" and a.flavor == "urls", seed_urls, _urls_build, weight=1, consumes="urls"))
+                lambda a: a.kind == "lines" and a.flavor == "urls", seed_urls, _urls_build, weight=1, consumes="urls", kinds=("text-file",)))

@@ -101,7 +101,7 @@ bash {script}"""
 
 
 register(Recipe("cron-refresh-job", "scheduling-automation", "Script and schedule a refresh job", lambda a: True,
-                seed_any, _cron_build, weight=2, universal=True, consumes="any"))
+                seed_any, _cron_build, weight=2, universal=True, consumes="any", kinds=("cron-schedule", "shell-script")))
 
 
 # --- cron-next-runs ----------------------------------------------------------------------------
@@ -205,7 +205,7 @@ write({path!r}, "csv", ["job", "next_run", "runs_next_24h"], rows)
 
 register(Recipe("cron-next-runs", "scheduling-automation", "Compute next cron run times",
                 lambda a: a.kind == "lines" and a.flavor == "crontab", seed_crontab, _next_build, weight=2,
-                consumes="crontab"))
+                consumes="crontab", kinds=("cron-schedule",)))
 
 
 # --- systemd-timer-lock ------------------------------------------------------------------------
@@ -307,4 +307,4 @@ bash {script}"""
 
 
 register(Recipe("systemd-timer-lock", "scheduling-automation", "Locked job with a systemd timer", lambda a: True,
-                seed_any, _timer_build, weight=2, universal=True, consumes="any"))
+                seed_any, _timer_build, weight=2, universal=True, consumes="any", kinds=("systemd-unit", "shell-script")))

@@ -65,7 +65,7 @@ chmod 0644 {root}/public/*
 
 
 register(Recipe("permissions-lockdown", "security-permissions", "Lock down file modes", lambda a: True, seed_any,
-                _lockdown_build, weight=2, universal=True, consumes="any"))
+                _lockdown_build, weight=2, universal=True, consumes="any", kinds=("file-permissions",)))
 
 
 # --- secret-redact ----------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def _redact_build(ctx: StepContext, a: Artifact) -> Fragment:
 register(Recipe("secret-redact", "security-permissions", "Redact secrets",
                 lambda a: a.kind == "lines" and a.flavor == "env" and a.exact and any(
                     SECRET_RE.match(x) and not x.endswith("=REDACTED") for x in a.lines), seed_env, _redact_build,
-                weight=1, consumes="env file"))
+                weight=1, consumes="env file", kinds=("config-file",)))
 
 
 # --- checksum-audit ----------------------------------------------------------------------------
@@ -219,4 +219,4 @@ cp -r {a.path} {root}/data/{name}
 
 
 register(Recipe("checksum-audit", "security-permissions", "Audit files against a checksum manifest", lambda a: True,
-                seed_any, _audit_build, weight=2, universal=True, consumes="any"))
+                seed_any, _audit_build, weight=2, universal=True, consumes="any", kinds=("checksum-manifest", "directory-tree")))

@@ -92,7 +92,7 @@ open({admins!r}, "w").write("".join(m + "\\n" for m in sorted(m for m, gs in mem
 
 register(Recipe("accounts-audit", "system-administration", "Audit login accounts",
                 lambda a: a.kind == "tree" and a.flavor == "accounts", seed_accounts, _accounts_build, weight=1,
-                consumes="passwd/group snapshot"))
+                consumes="passwd/group snapshot", kinds=("user-accounts", "config-file")))
 
 
 # --- process-snapshot --------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def _ps_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 
 register(Recipe("process-snapshot", "system-administration", "Summarise a process snapshot",
-                lambda a: a.kind == "lines" and a.flavor == "ps", seed_ps, _ps_build, weight=1, consumes="ps listing"))
+                lambda a: a.kind == "lines" and a.flavor == "ps", seed_ps, _ps_build, weight=1, consumes="ps listing", kinds=("running-process", "report")))
 
 
 # --- config-deploy -----------------------------------------------------------------------------
@@ -220,4 +220,4 @@ sed -i -e '/^legacy_mode[[:space:]]*=/d' \\
 
 
 register(Recipe("config-deploy", "system-administration", "Deploy a file and edit an INI config", lambda a: True,
-                seed_any, _deploy_build, weight=1, universal=True, consumes="any"))
+                seed_any, _deploy_build, weight=1, universal=True, consumes="any", kinds=("config-file",)))

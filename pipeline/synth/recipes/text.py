@@ -187,4 +187,4 @@ comm -23 <(norm {old_path}) <(norm {a.path}) > {removed_p}"""
 
 
 register(Recipe("line-diff", "text-processing", "Diff two versions of a text file", _diff_accepts, seed_messy_list,
-                _diff_build, weight=1, consumes="lines"))
+                _diff_build, weight=1, consumes="lines", kinds=("patch-file",)))

@@ -1,0 +1,137 @@
+"""The composer honours each skill: a family is chosen by the tools and state kinds the skill
+names before its category, a skill nothing fits is reported (never substituted), and every
+step records what of its skill it uses (skill_fidelity)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.synth import recipes as R
+from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.skill_fit import NoRecipeError, SkillParts, solution_commands
+from workbench.sandbox.task_toml import parse
+
+BASE = "workbench/base:latest"
+SEEDS = range(6)
+
+
+def step(name: str, category: str, tools=(), consumes=(), produces=(), i: int = 0) -> PathStep:
+    parts = SkillParts(tools=tuple(tools), consumes=tuple(consumes), produces=tuple(produces))
+    return PathStep(f"{name}-id", name, category, f"{name} does its work.", f"sc-{i}", f"sc-{i + 1}", parts)
+
+
+def plain(category: str, i: int = 1) -> PathStep:
+    """A skill known by its category only."""
+    return PathStep(f"plain-{category}-{i}", f"plain {category}", category, "Some work.", f"sc-{i}", f"sc-{i + 1}")
+
+
+# A skill by one tool, in a category that would NOT give a family running it (so the tool decides),
+# except where the category is the tool's own.
+BY_TOOL = [
+    ("jq", "log-analysis", ("jq",)),
+    ("sqlite3", "text-processing", ("sqlite3",)),
+    ("tar", "data-processing", ("tar",)),
+    ("git", "file-operations", ("git",)),
+    ("awk", "git", ("awk",)),
+    ("sed", "databases", ("sed",)),
+    ("make", "data-processing", ("make",)),
+    ("chmod", "text-processing", ("chmod",)),
+    ("diff", "databases", ("diff",)),
+    ("sha256sum", "text-processing", ("sha256sum",)),
+    ("xz", "archives-compression", ("xz",)),         # the packing family draws tar.xz for it
+    ("uniq", "log-analysis", ("uniq",)),
+]
+
+
+@pytest.mark.parametrize("tool,category,tools", BY_TOOL, ids=[t for t, _, _ in BY_TOOL])
+def test_a_skill_gets_a_family_whose_solution_runs_its_tool(tool, category, tools):
+    for seed in SEEDS:
+        task = synthesize_task([step(f"{tool}-skill", category, tools), plain("file-operations")], seed, BASE)
+        first = task.fidelity[0]
+        assert tool in first.tools_used and first.fidelity == "tool", (seed, first)
+        solve = task.bundle.text("solution/solve.sh").split("# --- step 2")[0]
+        assert tool in solution_commands(solve), (seed, first.recipe)
+
+
+# Tools no family runs (not in the image), but state kinds some family works on.
+BY_KIND = [
+    ("zstd", ("zstd", "tar"), ("tar-archive", "compressed-file"), "archives-compression"),
+    ("crontab", ("crontab",), ("cron-schedule",), "scheduling-automation"),
+    ("pip", ("pip",), ("dependency-manifest",), "dependency-management"),
+    ("sqlite-only", (), ("sqlite-database",), "databases"),
+    ("git-history", (), ("git-history",), "git"),
+]
+
+
+@pytest.mark.parametrize("name,tools,kinds,family_category", BY_KIND, ids=[n for n, *_ in BY_KIND])
+def test_a_skill_whose_tool_no_family_runs_gets_a_family_of_its_state_kinds(name, tools, kinds, family_category):
+    for seed in SEEDS:
+        task = synthesize_task([step(name, "text-processing", tools, consumes=kinds), plain("file-operations")],
+                               seed, BASE)
+        first = task.fidelity[0]
+        assert R.REGISTRY[first.recipe].category == family_category, (seed, first)
+        assert first.fidelity in ("tool", "artifact") and set(first.kinds_used) <= set(kinds), first
+        assert first.kinds_used or first.tools_used, first
+
+
+def test_zstd_skill_is_told_apart_from_a_log_skill():
+    """The issue's example: a zstd recompression skill got tasks with no compression at all."""
+    zstd = step("recompress-to-zstd", "archives-compression", ("zstd", "gzip", "find"), consumes=("compressed-file",))
+    recipes = {synthesize_task([zstd, plain("log-analysis")], s, BASE).recipes[0] for s in SEEDS}
+    assert recipes <= {r.name for r in R.by_category("archives-compression")}, recipes
+
+
+def test_a_skill_that_no_family_fits_is_reported_not_replaced():
+    gpg = step("sign-release-with-gpg", "security-permissions", ("gpg", "gpgv"), consumes=("gpg-key",))
+    with pytest.raises(NoRecipeError) as err:
+        synthesize_task([plain("databases", 0), gpg], 1, BASE)
+    msg = str(err.value)
+    assert msg.startswith("no offline recipe for sign-release-with-gpg: needs ")
+    assert "gpg" in msg and "gpg-key" in msg
+    assert err.value.skill_name == "sign-release-with-gpg"
+
+
+def test_plumbing_alone_is_no_evidence_and_falls_back_to_the_category():
+    """A skill whose only tools are shell plumbing (cat, ls, echo) says nothing: its category's
+    families are used, and the step says so ("category-only")."""
+    cats = step("list-things", "git", ("cat", "ls", "echo", "apt-get"))
+    task = synthesize_task([cats, plain("file-operations")], 2, BASE)
+    assert R.REGISTRY[task.recipes[0]].category == "git"
+    assert task.fidelity[0].fidelity == "category-only" and task.fidelity[0].tools_used == ()
+
+
+def test_instruction_lists_only_the_skills_a_step_uses():
+    jq = step("jq-reshape", "data-processing", ("jq",))
+    task = synthesize_task([jq, plain("text-processing")], 4, BASE)
+    instruction = task.bundle.text("instruction.md")
+    assert "**jq-reshape**" in instruction
+    assert "plain text-processing" not in instruction     # served by category alone: not claimed as exercised
+
+
+def test_skill_fidelity_is_written_into_task_toml():
+    steps = [step("jq-reshape", "data-processing", ("jq",)), step("db-load", "databases", ("sqlite3",), i=1),
+             plain("git", 2)]
+    task = synthesize_task(steps, 5, BASE)
+    meta = parse(task.bundle.text("task.toml")).metadata
+    got = [f.model_dump() for f in meta.skill_fidelity]
+    assert got == [f.as_dict() for f in task.fidelity]
+    assert [f["skill_id"] for f in got] == ["jq-reshape-id", "db-load-id", "plain-git-2"]
+    assert [f["recipe"] for f in got] == task.recipes
+    assert got[0]["fidelity"] == "tool" and got[0]["tools_used"] == ["jq"]
+    assert got[2]["fidelity"] == "category-only"
+
+
+def test_parts_choose_the_family_but_the_same_path_still_gives_the_same_bytes():
+    steps = [step("jq-reshape", "data-processing", ("jq",)), step("db-load", "databases", ("sqlite3",), i=1)]
+    a, b = synthesize_task(steps, 9, BASE), synthesize_task(list(steps), 9, BASE)
+    assert a.bundle.files == b.bundle.files and a.fidelity == b.fidelity
+
+
+def test_solution_commands_skip_heredocs_quotes_and_own_functions():
+    solve = """norm() { tr -d ' '; }
+jq -r '.[] | map(.x) | select(.y)' in.json | sort -u > out.txt   # grep in a comment
+python3 - <<'PY'
+import os
+PY
+tar -C /tmp -cJf x.tar.xz top && X=1 awk '{print}' f | norm
+echo "$(( i + 1 ))" $(wc -l < f)"""
+    assert solution_commands(solve) == {"tr", "jq", "sort", "python3", "tar", "xz", "awk", "echo", "wc"}
