@@ -2,6 +2,7 @@
 and how instruction.md and tests/test_outputs.py are laid out from the steps' fragments."""
 from __future__ import annotations
 
+import random
 import re
 
 from workbench.sandbox.toolchain import ROOT as TOOLCHAIN_ROOT
@@ -38,6 +39,7 @@ import csv
 import hashlib
 import json
 import os
+import random
 import re
 import shutil
 import sqlite3
@@ -218,19 +220,115 @@ def render_tests(task_name: str, version: str, steps_checks: list[list[Check]]) 
     return "\n".join(out)
 
 
-def render_instruction(title: str, context: list[str], skills: list[str], sections: list[tuple[str, str, list[Check]]],
-                       notes: list[str]) -> str:
-    parts = [f"# {title}", "", " ".join(context), ""]
+# --- instruction.md ------------------------------------------------------------------------------
+# The fixed paragraphs used to be one text for every task (a third of a short instruction's
+# 5-grams). Each is now said one of several ways, chosen by the task's own random source, and a
+# note appears only where the task needs it.
+
+TOOLS = ["bash", "coreutils", "grep", "sed", "awk", "python3 with its standard library", "jq", "sqlite3", "git",
+         "tar", "gzip", "bzip2", "xz", "zip", "make", "bc", "procps"]
+OPENINGS = [
+    "Everything for this task lives under `/app` in a Linux container.",
+    "You are in a Linux container; the task's files are under `/app`.",
+    "Work in `/app` inside this Linux container.",
+    "The files you start from are in `/app` on this Linux machine.",
+    "This is a Linux container and `/app` is where the work happens.",
+    "",
+]
+CHAINED = [
+    "The {n} steps build on each other, so leave each file where you create it.",
+    "Each of the {n} steps reads what an earlier one left behind; keep your files in place.",
+    "Later steps read what earlier steps write: do not move or delete your own results.",
+    "Do the {n} steps in order; every one depends on files the previous ones made.",
+    "There are {n} steps, and each uses the output of the one before it.",
+]
+NOTE_HEADINGS = ["Notes", "Conventions", "Ground rules", "Good to know", "Rules of the game"]
+NOTE_TOOLS = [
+    "The network is off; installed are {tools}.",
+    "No network access. Available: {tools}.",
+    "You cannot reach the internet, but {tools} are at hand.",
+    "Offline machine; the toolbox is {tools}.",
+]
+NOTE_KEEP = [
+    "Leave what earlier steps made, and the files under `/app/input`, unchanged unless a step says otherwise.",
+    "Files under `/app/input` and those of earlier steps must stay as they are unless a step asks to move them.",
+    "Do not edit or remove earlier results or anything in `/app/input`, except where a step says so.",
+]
+NOTE_SORT = [
+    "Sorted text means byte order, as `LC_ALL=C sort` gives, unless a step says otherwise.",
+    "Sort text in plain character-code (C locale) order unless told otherwise.",
+    "Text order is the C locale's: compare characters by their code.",
+]
+NOTE_ROUND = [
+    "Values rounded to two decimals are compared with a tolerance of 0.01.",
+    "Two-decimal numbers may differ from the expected ones by at most 0.01.",
+    "A tolerance of 0.01 applies to numbers given with two decimals.",
+]
+NOTE_NAMES = [
+    "Use exactly the paths and names given for files, folders, tables and keys.",
+    "Names are checked exactly: spell paths, tables and keys as written.",
+    "Every path and name in the steps is literal.",
+]
+_SORT_WORDS = re.compile(r"\b(sort|sorted|ascending|descending|order)\b", re.I)
+_ROUND_WORDS = re.compile(r"\b(round|rounded|decimals?)\b", re.I)
+_PATH = re.compile(r"`(/app/[^`\s]*)`")
+
+
+def _notes(rng: random.Random, n_steps: int, sentences: list[str]) -> list[str]:
+    tools = list(TOOLS)
+    rng.shuffle(tools)
+    notes = [rng.choice(NOTE_TOOLS).format(tools=", ".join(tools[:-1]) + " and " + tools[-1])]
+    if n_steps > 1:
+        notes.append(rng.choice(NOTE_KEEP))
+    text = " ".join(sentences)
+    if _SORT_WORDS.search(text):
+        notes.append(rng.choice(NOTE_SORT))
+    if _ROUND_WORDS.search(text):
+        notes.append(rng.choice(NOTE_ROUND))
+    if rng.random() < 0.5:
+        notes.append(rng.choice(NOTE_NAMES))
+    rng.shuffle(notes)
+    return notes
+
+
+def names_unmade(intro: str, known: set[str]) -> bool:
+    """True when an intro names a path under /app that neither exists at the start nor was named by
+    an earlier step: such an intro would open a step by citing a file the agent has not made yet
+    (an adapter's output that the same step's first requirements create)."""
+    for p in _PATH.findall(intro):
+        p = p.rstrip("/")
+        if not any(q == p or q.startswith(p + "/") for q in known):
+            return True
+    return False
+
+
+def render_instruction(title: str, skills: list[str], sections: list[tuple[str, str, list[Check]]], *,
+                       key: str, existing: set[str] | frozenset[str] = frozenset()) -> str:
+    """instruction.md. `skills` are rendered as given (the composer decides which the task exercises);
+    `key` seeds the phrasing (same task, same words); `existing` are the paths present before the
+    agent starts (inputs, what the image build made), used to drop intros that cite unmade files."""
+    rng = random.Random(f"layout|{key}")
+    lead = [rng.choice(OPENINGS)]
+    if len(sections) > 1:
+        lead.append(rng.choice(CHAINED).format(n=len(sections)))
+    parts = [f"# {title}", ""]
+    lead_text = " ".join(x for x in lead if x)
+    if lead_text:
+        parts += [lead_text, ""]
     if skills:
-        parts += ["Skills this task exercises:", ""] + [f"- {s}" for s in skills] + [""]
+        parts += [rng.choice(["Skills this task exercises:", "Skills it draws on:", "Skills in play:"]), ""]
+        parts += [f"- {s}" for s in skills] + [""]
+    known = set(existing)
     n = 1
     for k, (step_title, intro, checks) in enumerate(sections, 1):
         parts += [f"## Step {k}: {step_title}", ""]
-        if intro:
+        if intro and not names_unmade(intro, known):
             parts += [intro, ""]
         for c in checks:
             parts.append(f"{n}. {c.sentence}")
+            known.update(p.rstrip("/") for p in _PATH.findall(c.sentence))
             n += 1
         parts.append("")
-    parts += ["## Notes", ""] + [f"- {x}" for x in notes] + [""]
+    notes = _notes(rng, len(sections), [c.sentence for _, _, cs in sections for c in cs])
+    parts += [f"## {rng.choice(NOTE_HEADINGS)}", ""] + [f"- {x}" for x in notes] + [""]
     return "\n".join(parts)

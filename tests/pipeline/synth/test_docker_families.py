@@ -37,6 +37,8 @@ CHAINS = [
     ["archive-convert", "archive-extract-verify", "dedupe-hardlink", "unittest-fix", "checksum-audit"],
     ["line-diff", "systemd-timer-lock", "git-revert-branch"],
     ["sqlite-migrate", "unittest-fix", "archive-pack", "archive-convert"],
+    ["git-bisect-regression", "json-convert", "shared-group-folder"],
+    ["loopback-api-probe", "group-aggregate", "daemon-control"],
 ]
 
 
