@@ -1,7 +1,12 @@
 """The optional LLM curation judge, through the real client against the local replay server."""
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 
 import pytest
 
@@ -201,3 +206,21 @@ def test_the_cli_judges_with_llm_and_refuses_clearly_without_one(judged_workspac
 def _id(ws, name: str) -> str:
     table = skill_store.skills_table(ws.db)
     return table[table["name"] == name].iloc[0]["id"]
+
+
+def test_ctrl_c_stops_the_judge_and_keeps_the_verdicts_already_given(judged_workspace):
+    with ReplayServer(latency_s=1.5) as server:
+        server.add_rule(Rule(match="Skill:", reply=reply_for(GOOD)))
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_LLM")},
+               "WORKBENCH_LLM_BASE_URL": server.base_url, "WORKBENCH_LLM_MODEL": "test-model",
+               "OPENAI_API_KEY": "sk-test", "WORKBENCH_LLM_CONCURRENCY": "1"}
+        proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "--workspace", str(judged_workspace.root),
+                                 "filter", "--judge", "llm"], env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while server.stats.chat_requests < 2 and time.monotonic() < deadline:  # the 1st verdict is in
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "Interrupted" in stderr
+    assert len(_judge_rows(judged_workspace)) == 1
