@@ -155,4 +155,5 @@ chmod +x {ctl}"""
 
 
 register(Recipe("daemon-control", "system-administration", "Config and control script for a daemon", lambda a: True,
-                seed_any, _daemon_build, weight=2, universal=True, consumes="any"))
+                seed_any, _daemon_build, weight=2, universal=True, consumes="any",
+                kinds=("running-process", "config-file", "shell-script")))

@@ -138,4 +138,5 @@ git checkout -q main"""
 
 register(Recipe("git-bisect-regression", "git", "Find the breaking commit with git bisect",
                 lambda a: a.kind == "tree" and a.flavor == "git-bisect", seed_bisect_repo, _bisect_build, weight=2,
-                consumes="its own repository (starts a path)"))
+                consumes="its own repository (starts a path)",
+                kinds=("git-repository", "git-history", "shell-script", "csv-table")))

@@ -226,4 +226,5 @@ chmod +x {script}"""
 
 register(Recipe("loopback-api-probe", "networking-http", "Run and query an HTTP service on loopback",
                 lambda a: a.kind == "tree" and a.flavor == "loopback-api", seed_service, _probe_build, weight=2,
-                consumes="its own service folder (starts a path)"))
+                consumes="its own service folder (starts a path)",
+                kinds=("http-service", "http-response", "json-document", "shell-script")))

@@ -78,4 +78,5 @@ getent group {team} | cut -d: -f4 | tr ',' '\\n' | sort > {members_file}"""
 
 
 register(Recipe("shared-group-folder", "security-permissions", "A setgid folder shared by one group", lambda a: True,
-                seed_any, _shared_build, weight=2, universal=True, consumes="any"))
+                seed_any, _shared_build, weight=2, universal=True, consumes="any",
+                kinds=("file-permissions", "user-accounts", "checksum-manifest")))
