@@ -114,7 +114,7 @@ class SynthBatch:
         try:
             task = synthesize_task(steps, self.seed, self.base_image, path_id=path_id)
         except NoRecipeError as exc:   # a skill no offline family honours: reported, never substituted
-            store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", error=f"{NO_RECIPE}: {exc}")
+            store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", error=str(exc))   # starts with NO_RECIPE
             self._tick(failed=1)
             return
         except Exception as exc:  # a recipe bug must not sink the batch; it is recorded

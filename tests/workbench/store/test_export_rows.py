@@ -43,3 +43,29 @@ def test_task_steps_pair_skills_with_the_recipes_composed_for_them(demo_workspac
         [(s.id, s.name, r) for s, r in zip(skills, ["a", "b", "c", "d", "e", None])]
     assert [s.skill_name for s in rows["gone-skill"].steps] == [None, None]
     assert rows["one-skill"].bundle_dir == str((ws.root / "tasks" / "one-skill").resolve())
+
+
+def test_task_steps_carry_the_skill_fidelity_the_synthesizer_recorded(demo_workspace):
+    """A synthesized task's per-step fidelity goes through the store into the export rows
+    (a task saved without it, as before migration 6, keeps None)."""
+    from pipeline.synth.compose import PathStep, synthesize_task
+    from pipeline.synth.skill_fit import SkillParts
+    ws = demo_workspace
+    skills = skill_rows(ws.db)[:2]
+    steps = [PathStep(skills[0].id, skills[0].name, "data-processing", "", "a", "b", SkillParts(tools=("jq",))),
+             PathStep(skills[1].id, skills[1].name, "git", "", "b", "c")]
+    task = synthesize_task(steps, 3, "workbench/base:latest")
+    recorded = [f.as_dict() for f in task.fidelity]
+    task_store.save_task(ws.db, TaskRecord(task_id=task.task_id, name=task.name, path_id="p", category=task.category,
+                                           difficulty=task.difficulty, n_steps=2, recipes=task.recipes,
+                                           skill_ids=[s.skill_id for s in steps], scenario_ids=[],
+                                           bundle_dir=f"tasks/{task.task_id}", bundle_hash="0"),
+                         skill_fidelity=recorded)
+    _save(ws, "older", [skills[0].id], ["json-convert", "git-publish-tag"])
+    assert task_store.skill_fidelity(ws.db, task.task_id) == recorded
+    assert task_store.skill_fidelity(ws.db, "older") is None
+    rows = {r.task_id: r for r in task_rows(ws.db, ws.root)}
+    got = [(s.skill_id, s.recipe, s.fidelity, s.tools_used, s.kinds_used) for s in rows[task.task_id].steps]
+    assert got == [(f["skill_id"], f["recipe"], f["fidelity"], f["tools_used"], f["kinds_used"]) for f in recorded]
+    assert got[0][2] == "tool" and got[0][3] == ["jq"] and got[1][2] == "category-only"
+    assert all(s.fidelity is None and s.tools_used is None for s in rows["older"].steps)

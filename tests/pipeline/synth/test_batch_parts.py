@@ -1,0 +1,59 @@
+"""The batch hands the composer each skill's parts from the store, and a path whose skill no
+offline family honours is recorded as failed with that reason (no Docker: synthesis only)."""
+from __future__ import annotations
+
+import threading
+
+from analysis.synth_fidelity import category_coverage, fidelity_figures
+from pipeline.graph.sample_run import sample
+from pipeline.synth.batch import NO_RECIPE, SynthBatch, _steps_by_path
+from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.recipes import REGISTRY
+from pipeline.synth.skill_fit import NoRecipeError, SkillParts
+from pipeline.taxonomy import CATEGORIES
+from workbench.store import graph as graph_store
+from workbench.store import tasks as store
+
+BASE = "workbench/base:latest"
+
+
+def _batch_steps(ws, n: int, seed: int) -> dict[str, list[PathStep]]:
+    batch = sample(ws, "inverse-frequency", n, seed, min_len=2, max_len=5)
+    return _steps_by_path(store.path_steps_with_skills(ws.db, graph_store.batch_path_ids(ws.db, batch.batch_id)))
+
+
+def test_a_demo_batch_honours_its_skills_and_covers_the_categories(graph_workspace):
+    work = _batch_steps(graph_workspace, 40, 5)
+    assert any(s.parts.has_evidence for steps in work.values() for s in steps)   # the store's parts arrived
+    fids, cats, failed = [], [], []
+    for pid, steps in work.items():
+        try:
+            task = synthesize_task(steps, 5, BASE, path_id=pid)
+        except NoRecipeError as exc:        # reported, and counted against the batch below
+            failed.append(str(exc))
+            continue
+        fids.append([f.as_dict() for f in task.fidelity])
+        cats.append([REGISTRY[r].category for r in task.recipes])
+    figures = fidelity_figures(fids)
+    assert len(fids) >= 0.9 * len(work), failed
+    assert figures.honoured_share >= 0.8, figures
+    assert len(category_coverage(cats, CATEGORIES).covered) >= 12, category_coverage(cats, CATEGORIES)
+
+
+def test_a_skill_no_family_honours_fails_its_path_with_the_reason(graph_workspace):
+    ws = graph_workspace
+    work = _batch_steps(ws, 2, 1)
+    path_id, steps = next(iter(work.items()))
+    gpg = SkillParts(tools=("gpg",), consumes=("gpg-key",))
+    steps = [steps[0], PathStep("gpg-id", "sign-with-gpg", "security-permissions", "", "x", "y", gpg)]
+    store.create_run(ws.db, "synth-norecipe", "inverse-frequency", 1, 1, "offline", 1, None)
+    store.attach_paths(ws.db, "synth-norecipe", "b", [path_id])
+    batch = SynthBatch(ws, "synth-norecipe", 1, 1, engine=None, benchmark=None, progress=None,
+                       stop=threading.Event())
+    batch.process(path_id, steps)
+    assert batch.report.failed == 1
+    failures = store.run_failures(ws.db, "synth-norecipe")
+    assert list(failures.path_id) == [path_id]
+    error = failures.error[0]
+    assert error == f"{NO_RECIPE} for sign-with-gpg: needs tools gpg; state kinds gpg-key"
+    assert store.run_summary(ws.db, "synth-norecipe")["failed"] == 1
