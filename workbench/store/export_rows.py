@@ -2,6 +2,7 @@
 the current skills (with the rules that fired) and the tasks a batch made (with their steps)."""
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 
@@ -39,7 +40,9 @@ class TaskStep:
     skill_id: str
     skill_name: str | None  # None when the skill is no longer in the store
     recipe: str | None      # None for a path skill the synthesizer did not compose
-    fidelity: float | None  # not recorded by any synthesizer yet; kept so readers need not change
+    fidelity: str | None    # tool | artifact | category-only; None when not composed or not recorded
+    tools_used: list[str] | None = None   # the skill's tools the step's solution runs
+    kinds_used: list[str] | None = None   # the skill's state kinds the step reads or writes
 
 
 @dataclass(frozen=True)
@@ -90,14 +93,26 @@ def task_rows(db: Database, workspace_root, run_id: str | None = None) -> list[T
     where = "WHERE task_id IN (SELECT task_id FROM run_tasks WHERE run_id = ?)" if run_id else ""
     with db.read() as con:
         tasks = con.execute(
-            f"""SELECT task_id, name, verdict, category, bundle_dir, skill_ids, recipes FROM tasks
+            f"""SELECT task_id, name, verdict, category, bundle_dir, skill_ids, recipes, skill_fidelity FROM tasks
                 {where} ORDER BY created_at, task_id""", [run_id] if run_id else []).fetchall()
     names = _skill_names(db, sorted({sid for t in tasks for sid in t[5]}))
     root = workspace_root.resolve()
     return [TaskRow(task_id, name, verdict, category, str(root / bundle_dir),
-                    [TaskStep(k, sid, names.get(sid), recipe, None)
+                    [_step(k, sid, names.get(sid), recipe, _fidelity_of(fidelity, k))
                      for k, (sid, recipe) in enumerate(_pair_steps(list(skill_ids), list(recipes)), 1)])
-            for task_id, name, verdict, category, bundle_dir, skill_ids, recipes in tasks]
+            for task_id, name, verdict, category, bundle_dir, skill_ids, recipes, fidelity in tasks]
+
+
+def _fidelity_of(stored: str | None, step: int) -> dict | None:
+    """Step `step`'s record of the task's stored skill_fidelity (a JSON list), if it has one."""
+    records = json.loads(stored) if stored else []
+    return next((r for r in records if r.get("step") == step), None)
+
+
+def _step(k: int, skill_id: str, skill_name: str | None, recipe: str | None, fid: dict | None) -> TaskStep:
+    if fid is None:
+        return TaskStep(k, skill_id, skill_name, recipe, None)
+    return TaskStep(k, skill_id, skill_name, recipe, fid["fidelity"], list(fid["tools_used"]), list(fid["kinds_used"]))
 
 
 def _pair_steps(skill_ids: list[str], recipes: list[str]) -> list[tuple[str, str | None]]:
