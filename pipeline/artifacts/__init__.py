@@ -1,4 +1,2 @@
-"""Typed artifacts a skill consumes and produces, over a controlled vocabulary of state kinds."""
-from pipeline.artifacts.extract import ArtifactRef, SkillArtifacts, extract
-
-__all__ = ["ArtifactRef", "SkillArtifacts", "extract"]
+"""Typed artifacts a skill consumes and produces (extract.py), over a controlled vocabulary of
+machine-state kinds (vocabulary.py). Import from the modules: ``from pipeline.artifacts.extract import extract``."""

@@ -13,6 +13,7 @@ a second.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 
 from pipeline.artifacts import vocabulary as voc
@@ -51,12 +52,83 @@ class SkillArtifacts:
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "terminal", "shell-session", "shellsession",
                           "fish", "cmd", "powershell", "ps1", "text", "sh-session"})
-_URL = re.compile(r"\b(?:https?|ftp|s3|gs|git|ssh)://\S+|\bwww\.\S+|\b[\w.-]+@[\w-]+\.[\w.]+")
-_LOOPBACK_URL = re.compile(r"\bhttps?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::\d+)?", re.I)
-_FILE = re.compile(r"(?<![\w$@/.-])((?:[\w.~-]+/)*[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7})(?![\w/(-])")
-_EXACT_FILE = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(f) for f in sorted(voc.BY_FILENAME, key=len,
-                                                                                   reverse=True)) + r")(?![\w.-])")
-_WORD = re.compile(r"\b(" + "|".join(re.escape(w) for w in sorted(voc.WORDS, key=len, reverse=True)) + r")\b", re.I)
+_LOOPBACK_URL = re.compile(r"https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::\d+)?")
+# A file name is found from its extension leftwards (a search for "." is fast; a pattern that
+# starts at every word is not): ".gz" of "a/release.tar.gz", not ".tar".
+_DOT_EXT = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/(-]|\.[A-Za-z0-9])")
+_FILE_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.~/-")
+
+
+def _alternation(words) -> str:
+    """A regex matching any of ``words``, as a trie (Python's re tries a flat alternation of
+    200 phrases one by one at every position; the trie is ~4x faster on real skills)."""
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for ch in w:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict) -> str:
+        alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
+        if not alts:
+            return ""
+        body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+        return f"(?:{body})?" if "" in node else body
+    return emit(trie)
+
+
+# Names without an extension (Makefile, id_rsa); the others are found by _files.
+_BARE_NAMES = tuple(f for f in voc.BY_FILENAME if "." not in f.lstrip("."))
+
+
+def _bare_names(text: str) -> list[tuple[int, str]]:
+    out = []
+    for name in _BARE_NAMES:
+        at = text.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if (not at or text[at - 1] not in _FILE_CHARS) and (end == len(text) or text[end] not in _FILE_CHARS):
+                out.append((at, name))
+            at = text.find(name, end)
+    return out
+
+
+def _blank_urls(text: str) -> str:
+    """URLs blanked out (same length, so offsets hold): a file name in a link is not a file here."""
+    spans = []
+    for marker, left in (("://", True), ("www.", False)):
+        at = text.find(marker)
+        while at >= 0:
+            a = at
+            while left and a > 0 and text[a - 1].isalnum():
+                a -= 1
+            b = at + len(marker)
+            while b < len(text) and not text[b].isspace():
+                b += 1
+            spans.append((a, b))
+            at = text.find(marker, b)
+    if not spans:
+        return text
+    chars = list(text)
+    for a, b in spans:
+        chars[a:b] = " " * (b - a)
+    return "".join(chars)
+
+
+def _files(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, name) of every path-shaped name with an extension; not an e-mail's domain
+    nor a shell variable's tail."""
+    out = []
+    for m in _DOT_EXT.finditer(text):
+        j = m.start()
+        while j > 0 and text[j - 1] in _FILE_CHARS:
+            j -= 1
+        if j == m.start() or (j > 0 and text[j - 1] in "$@{"):
+            continue
+        out.append((j, m.end(), text[j:m.end()]))
+    return out
+_WORD = re.compile(r"\b(" + _alternation(voc.WORDS) + r")\b")
 _PRODUCE_VERB = re.compile(r"\b(?:writ(?:e|es|ing|ten)|sav(?:e|es|ed|ing)|generat\w*|produc\w*|creat\w*|export\w*|"
                            r"outputs?|emit\w*|render\w*|build\w*|compil\w*|clon\w*|dump\w*|initiali[sz]\w*|"
                            r"convert\w*\b.*?\b(?:to|into)|into|encrypt\w*|compress\w*|packag\w*|archiv\w*|"
@@ -66,13 +138,20 @@ _CONSUME_WORD = re.compile(r"\b(?:from|reads?|reading|parses?|pars(?:ing|ed)|loa
                            r"lint\w*|review\w*|extract\w* from|existing)\s+(?:the\s+|a\s+|an\s+|your\s+)?\S*$", re.I)
 _INPUT_HEAD = re.compile(r"\b(inputs?|prerequisites?|requirements?|requires|given|before you start)\b", re.I)
 _OUTPUT_HEAD = re.compile(r"\b(outputs?|produces|results?|deliverables?|artifacts?)\b", re.I)
-_PACKAGE_DIRS = ("scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "agents/")
+# The skill package's own files and other skills' or agents' files: tooling, not machine state.
+_PACKAGE_DIRS = ("scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "agents/", "../",
+                 "shared/", "rules/", ".claude/", ".agents/", ".cursor/", ".codex/", ".gemini/", "skills/")
+# Markdown a skill mentions in prose is nearly always its own documentation ("see examples.md");
+# only the conventional project documents (README.md, CHANGELOG.md) are machine state it reads.
+_PROJECT_DOC = re.compile(r"^(?:[\w.-]+/)*[A-Z][A-Z0-9_-]+\.(?:md|rst|txt)$")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)|\]\[[^\]]*\]|\[[^\]]*\.md\]")
 _NOT_FILES = frozenset({"e.g", "i.e", "etc", "vs", "node.js", "next.js", "vue.js", "nuxt.js", "react.js", "d3.js",
                         "three.js", "socket.io", "chart.js", "express.js", "asp.net", "skill.md", "claude.md",
                         "agents.md", "readme.md"})
 _OUT_FLAGS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--out-file", "-O", "--target",
                         "--dest", "--destination", "--save", "--export", "--write", "-w"})
-_IN_FLAGS = frozenset({"-i", "--input", "--in", "--infile", "--input-file", "-f", "--file", "--from", "--source"})
+# --junitxml=report.xml, --output-dir out/, --save-to x.json: a long flag named for a result
+_OUT_FLAG_NAME = re.compile(r"^--[\w-]*(?:out|report|junit|save|export|dest|write|result)[\w-]*$")
 _SKIP_PREFIX = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "builtin", "!", "then", "do", "else",
                           "xargs", "watch", "timeout", "nice", "ionice", "doas"})
 _NOT_TOOLS = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "if", "fi", "for", "while", "done",
@@ -80,6 +159,10 @@ _NOT_TOOLS = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", 
                         "exit", "shift", "eval", "trap", "wait", "test", "[", "[[", "{", "}", "(", ")", "in", "let",
                         "declare", "readonly", "type", "which", "pwd", "sleep", "else", "elif", "until", "select"})
 _TOOLISH = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
+_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
+_DOUBLE_QUOTED = re.compile(r'"([^"]*)"')
+_PLAIN_WORD = re.compile(r"^[^\s|;&<>]*$")
 _SPLIT_CMD = re.compile(r"\s*(?:&&|\|\||;|\|(?!\|))\s*")
 _INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "deno", "bun",
                            "uv", "npx", "tsx", "ts-node"})
@@ -89,15 +172,15 @@ class _Collector:
     def __init__(self, bins: frozenset[str]):
         self.bins = bins
         self.tools: dict[str, None] = {}
-        self.refs: dict[tuple[str, str, str | None], list] = {}   # (role, kind, name) -> [weight, first, ref]
+        self.refs: dict[tuple[str, str, str | None], list] = {}   # (role, kind, name) -> [weight, (line, seq), ref]
         self.order = 0
 
     def add(self, role: str, kind: str, name: str | None, weight: float, evidence: str, line: int | None) -> None:
         key = (role, kind, name)
         slot = self.refs.get(key)
         if slot is None:
-            self.order += 1
-            self.refs[key] = [weight, self.order, ArtifactRef(kind, name, evidence.strip()[:160], line)]
+            self.order += 1   # by line first: prose is read after the code, but its lines count in place
+            self.refs[key] = [weight, (line if line is not None else -1, self.order), ArtifactRef(kind, name, evidence.strip()[:160], line)]
         else:
             slot[0] += weight
 
@@ -105,7 +188,7 @@ class _Collector:
         """Record a file argument or mention by the kind its name signals; the key it went under."""
         token = token.strip("'\"`,;:()[]{}<>").removeprefix("./")
         low = token.lower()
-        if not token or low in _NOT_FILES or low.startswith(_PACKAGE_DIRS) or "*" in token and "." not in token:
+        if not token or low.rsplit("/", 1)[-1] in _NOT_FILES or low.startswith(_PACKAGE_DIRS) or "*" in token and "." not in token:
             return None
         kind = voc.kind_of_file(token)
         if kind is None:
@@ -123,7 +206,7 @@ class _Collector:
             rows = [(w, o, ref) for (r, _, _), (w, o, ref) in self.refs.items()
                     if r == role and (ref.name is not None or ref.kind not in named)
                     # a file the skill itself wrote before it reads it is an intermediate, not an input
-                    and not (r == "consumes" and made_first.get((ref.kind, ref.name), o + 1) < o)]
+                    and not (r == "consumes" and made_first.get((ref.kind, ref.name), (1 << 62, 0)) < o)]
             # per kind: total weight decides the kind's rank, then each ref by its own weight
             by_kind: dict[str, float] = {}
             for (r, _, _), (w, _, ref) in self.refs.items():
@@ -143,6 +226,10 @@ def _commands(line: str) -> list[list[str]]:
     if line.startswith(("$ ", "% ", "> ", "# ")) and not line.startswith("# ") or line.startswith("$ "):
         line = line[2:]
     line = re.sub(r"\s#\s.*$", "", line)
+    if "'" in line or '"' in line:
+        # a quoted program (a jq filter, an awk script) is one argument, not commands or files
+        line = _SINGLE_QUOTED.sub("''", line)
+        line = _DOUBLE_QUOTED.sub(lambda m: m.group(1) if _PLAIN_WORD.match(m.group(1)) else '""', line)
     out = []
     for seg in _SPLIT_CMD.split(line):
         toks = seg.split()
@@ -200,7 +287,7 @@ def _code_command(c: _Collector, toks: list[str], evidence: str, line: int, stri
         elif t == "<":
             t = args[i + 1] if i + 1 < len(args) else ""
             i += 1
-        elif t in _OUT_FLAGS or t.startswith(tuple(f + "=" for f in _OUT_FLAGS if f.startswith("--"))):
+        elif t in _OUT_FLAGS or _OUT_FLAG_NAME.match(t.split("=", 1)[0]):
             if "=" in t:
                 t = t.split("=", 1)[1]
             else:
@@ -234,18 +321,64 @@ def _code_command(c: _Collector, toks: list[str], evidence: str, line: int, stri
         c.file("produces", last_file[0], CODE, evidence, line)
 
 
-def _prose(c: _Collector, text: str, line: int, section_role: str | None) -> None:
-    if _LOOPBACK_URL.search(text):
-        c.add(section_role or "consumes", "http-service", None, WORD * 2, text, line)
-    text = _URL.sub(" ", text)
-    matches = [(m.start(), m.group(1), FILE) for m in _FILE.finditer(text)]
-    matches += [(m.start(), m.group(1), FILE) for m in _EXACT_FILE.finditer(text)]
-    for start, token, weight in matches:
-        c.file(section_role or _role_before(text[:start]), token, weight, text, line)
-    if matches:
-        text = _FILE.sub(" ", text)
-    for m in _WORD.finditer(text):
-        c.add(section_role or _role_before(text[:m.start()]), voc.WORDS[m.group(1).lower()], None, WORD, text, line)
+def _blank(m: re.Match) -> str:
+    return " " * len(m.group(0))
+
+
+def _prose(c: _Collector, items: list[tuple[int | None, str, str | None]], file_weight: float = FILE,
+           word_weight: float = WORD) -> None:
+    """File names and vocabulary words in prose lines ``(line, text, section role)``.
+
+    Speed: the lines are joined and each pattern runs once over the whole text (blanking
+    keeps offsets, so a match maps back to its line by bisection)."""
+    if not items:
+        return
+    text = "\n".join(t for _, t, _ in items)
+    starts = [0]
+    for _, t, _ in items[:-1]:
+        starts.append(starts[-1] + len(t) + 1)
+
+    def at(pos: int) -> tuple[int, str]:
+        i = bisect_right(starts, pos) - 1
+        return i, text[starts[i]:pos]
+
+    def role_of(i: int, prefix: str) -> str:
+        return items[i][2] or _role_before(prefix)
+
+    low = text.lower()
+    if "://" in low or "www." in low:
+        if "localhost" in low or "127.0.0.1" in low or "0.0.0.0" in low or "[::1]" in low:
+            for m in _LOOPBACK_URL.finditer(low):
+                i, _ = at(m.start())
+                c.add(items[i][2] or "consumes", "http-service", None, word_weight * 2, items[i][1], items[i][0])
+        text = _blank_urls(text)
+    if "](" in text or "][" in text or ".md]" in text:
+        text = _LINK_TARGET.sub(_blank, text)
+    found = _files(text)
+    matches = [(a, token) for a, _, token in found]
+    matches += _bare_names(text)
+    for start, token in matches:
+        i, prefix = at(start)
+        role = role_of(i, prefix)
+        if role == "produces" or voc.kind_of_file(token) != "markdown-doc" or _PROJECT_DOC.match(token):
+            c.file(role, token, file_weight, items[i][1], items[i][0])
+    if found:   # a word inside a file name ("report" of report.md) is not a second mention
+        parts, last = [], 0
+        for a, b, _ in found:
+            parts += [text[last:a], " " * (b - a)]
+            last = b
+        text = "".join(parts) + text[last:]
+    low = text.lower()
+    for m in _WORD.finditer(low):
+        i, prefix = at(m.start())
+        role, kind = role_of(i, prefix), voc.WORDS[m.group(1)]
+        if role == "produces" or kind not in voc.OUTPUT_ONLY:
+            c.add(role, kind, None, word_weight, items[i][1], items[i][0])
+
+
+def _has_loopback(low: str) -> bool:
+    return ("localhost" in low or "127.0.0.1" in low or "0.0.0.0" in low or "[::1]" in low) and \
+        _LOOPBACK_URL.search(low) is not None
 
 
 def _role_before(prefix: str) -> str:
@@ -266,18 +399,16 @@ def _body_start(lines: list[str]) -> int:
 def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
     """Typed artifacts and invoked tools of one SKILL.md (front matter included or not)."""
     c = _Collector(frozenset(bins))
-    for role, items in (("consumes", inputs), ("produces", outputs)):
-        for item in items:
-            _prose(c, str(item), None, role)
-            for ref_key in [k for k in c.refs if k[0] == role]:
-                c.refs[ref_key][0] += INPUT_SECTION - FILE
+    _prose(c, [(None, str(item), "consumes") for item in inputs] + [(None, str(item), "produces") for item in outputs],
+           INPUT_SECTION, INPUT_SECTION)
+    prose: list[tuple[int | None, str, str | None]] = []
     lines = raw_text.splitlines()
     fence: str | None = None
     lang = ""
     section_role: str | None = None
     for n in range(_body_start(lines), len(lines)):
         text = lines[n]
-        m = _FENCE.match(text)
+        m = _FENCE.match(text) if "``" in text or "~~" in text else None
         if m:
             if fence is None:
                 fence, lang = m.group(1)[:3], m.group(2).lower()
@@ -288,7 +419,7 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
             if lang in _SHELL_LANGS:
                 stripped = text.strip()
                 if stripped and not stripped.startswith("#"):
-                    if _LOOPBACK_URL.search(stripped):
+                    if _has_loopback(stripped.lower()):
                         c.add("consumes", "http-service", None, CODE, stripped, n + 1)
                     for toks in _commands(stripped):
                         _code_command(c, toks, stripped, n + 1, strict=lang in ("", "text", "console"))
@@ -302,12 +433,13 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
             continue
         if not text.strip():
             continue
-        for code in re.findall(r"`([^`\n]+)`", text):
+        for code in _INLINE_CODE.findall(text) if "`" in text else ():
             toks = code.split()
-            if len(toks) >= 2 and toks[0] in KNOWN_BINS | c.bins and toks[0] not in _NOT_TOOLS:
+            if len(toks) >= 2 and _is_tool(toks[0], c.bins, strict=True):
                 for cmd in _commands(code):
                     _code_command(c, cmd, text, n + 1, strict=True)
-        _prose(c, text, n + 1, section_role)
+        prose.append((n + 1, text, section_role))
+    _prose(c, prose)
     return c.result()
 
 
@@ -318,10 +450,12 @@ def _code_other(c: _Collector, text: str, lang: str, line: int) -> None:
     """Code in a programming language: file names in it, read or written by the call they are in."""
     if lang in ("python", "py"):
         c.tools.setdefault("python3", None)
-    for m in _FILE.finditer(_URL.sub(" ", text)):
-        role = "produces" if _PY_WRITE.search(text[:m.start()] + text[m.end():m.end() + 3]) else "consumes"
-        c.file(role, m.group(1), FILE, text.strip(), line)
+    if "." in text:
+        clean = _blank_urls(text) if "://" in text else text
+        for a, b, token in _files(clean):
+            role = "produces" if _PY_WRITE.search(text[:a] + text[b:b + 3]) else "consumes"
+            c.file(role, token, FILE, text.strip(), line)
     if "savefig(" in text or "plt.show(" in text:
         c.add("produces", "plot-image", None, FILE, text.strip(), line)
-    if _LOOPBACK_URL.search(text):
+    if _has_loopback(text.lower()):
         c.add("consumes", "http-service", None, FILE, text.strip(), line)

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 IN_WORKDIR = "{what} is in the working directory"
+MADE_FROM = "a new {bare}, made from an input of the same kind, has just been saved"
+CHANGED = "a modified {bare}, with new edits not yet reviewed, is in place"
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,7 @@ class StateKind:
     writes: tuple[str, ...] = ()               # commands that leave the kind behind
     words: tuple[str, ...] = ()                # prose phrases, lower case, matched on word boundaries
     present_template: str = IN_WORKDIR         # "{what}" is the noun phrase
+    produced_template: str = MADE_FROM         # the kind made anew from an input of the same kind
 
     def what(self, qualifier: str | None = None) -> str:
         noun = self.noun.replace("{q}", qualifier or "").replace("  ", " ")
@@ -39,8 +42,9 @@ class StateKind:
 
     def produced(self, qualifier: str | None = None) -> str:
         """A new instance made from an input of the same kind (a CSV table cleaned into a new one)."""
-        return f"A newly produced {self.what(qualifier).removeprefix('a ').removeprefix('an ')} " \
-               "sits next to the input it was made from."
+        what = self.what(qualifier)
+        bare = what.removeprefix("a ").removeprefix("an ")
+        return _capital(self.produced_template.format(what=what, bare=bare)) + "."
 
 
 def _capital(s: str) -> str:
@@ -48,13 +52,14 @@ def _capital(s: str) -> str:
 
 
 def _k(name: str, noun: str, ext: str = "", files: str = "", reads: str = "", writes: str = "",
-       words: str = "", present: str = IN_WORKDIR) -> StateKind:
+       words: str = "", present: str = IN_WORKDIR, produced: str = MADE_FROM) -> StateKind:
     split = lambda s, sep=" ": tuple(x.strip() for x in s.split(sep) if x.strip())  # noqa: E731
     return StateKind(name, noun, split(ext), split(files), split(reads, ","), split(writes, ","),
-                     split(words, ","), present)
+                     split(words, ","), present, produced)
 
 
 _SERVICE = "{what} is running and reachable on this machine"
+_SERVICE_CHANGED = "data in {what} has been changed by the previous step"
 _FS = "{what} are set on files in the working directory"
 
 # Order matters twice: it is the order of kinds in a sentence naming several, and an
@@ -63,7 +68,8 @@ KINDS: tuple[StateKind, ...] = (
     _k("git-repository", "a git repository", files=".git .gitignore .gitattributes",
        reads="git status, git add, git commit, git push, git pull, git checkout, git switch, git merge, git "
              "stash, git branch, git tag, git worktree, git submodule, gh",
-       writes="git clone, git init", words="git repository, git repo, working tree, pull request, git branch"),
+       writes="git clone, git init", words="git repository, git repo, working tree, pull request, git branch",
+       produced="a new commit sits on top of the branch of {what} in the working directory"),
     _k("git-history", "a git repository with a history of commits",
        reads="git log, git bisect, git blame, git show, git reflog, git rebase, git cherry-pick, git revert, "
              "git shortlog, git rev-list", words="commit history, git history, git log, bisect"),
@@ -96,7 +102,7 @@ KINDS: tuple[StateKind, ...] = (
     _k("source-tree", "a {q} source tree", ext="py js mjs cjs ts tsx jsx go rs c h cc cpp hpp java kt rb php "
        "swift scala lua pl r jl cs ex exs hs ml zig dart vue svelte",
        reads="ruff, black, flake8, pylint, mypy, eslint, prettier, gofmt, rustfmt, clang-format, ctags, rg, "
-             "semgrep, tsc", words="source code, codebase, code base, source tree"),
+             "semgrep, tsc", words="source code, codebase, code base, source tree", produced=CHANGED),
     _k("build-project", "a {q} project with a build configuration",
        files="Makefile makefile CMakeLists.txt meson.build build.gradle pom.xml Cargo.toml go.mod "
              "build.zig configure.ac SConstruct BUILD.bazel",
@@ -128,17 +134,20 @@ KINDS: tuple[StateKind, ...] = (
     _k("sql-dump", "an SQL dump or schema script", ext="sql", writes="pg_dump, pg_dumpall, mysqldump",
        words="sql dump, database dump, schema migration, sql script"),
     _k("postgres-database", "a PostgreSQL database", reads="psql, pg_dump, pg_dumpall, pg_restore, createdb, "
-       "dropdb, pg_isready, pgbench, pg_ctl", words="postgres, postgresql", present=_SERVICE),
+       "dropdb, pg_isready, pgbench, pg_ctl", words="postgres, postgresql", present=_SERVICE,
+       produced=_SERVICE_CHANGED),
     _k("mysql-database", "a MySQL database", reads="mysql, mysqldump, mysqladmin, mariadb",
-       words="mysql, mariadb", present=_SERVICE),
-    _k("redis-store", "a Redis server", reads="redis-cli, redis-server", words="redis", present=_SERVICE),
+       words="mysql, mariadb", present=_SERVICE, produced=_SERVICE_CHANGED),
+    _k("redis-store", "a Redis server", reads="redis-cli, redis-server", words="redis", present=_SERVICE,
+       produced=_SERVICE_CHANGED),
     _k("http-service", "a local HTTP service on a loopback port",
        reads="nginx, uvicorn, gunicorn, flask run, http-server, caddy, ab, wrk, hey",
        words="localhost, 127.0.0.1, loopback, local server, web server, dev server, http server, rest api",
-       present="{what} is listening for requests"),
+       present="{what} is listening for requests",
+       produced="{what} has been reconfigured by the previous step and serves the new setup"),
     _k("http-response", "a saved HTTP response", writes="curl, wget, http, httpie, xh",
        words="http response, response body, status code"),
-    _k("tls-certificate", "a TLS certificate and its private key", ext="pem crt cer csr key p12 pfx",
+    _k("tls-certificate", "a TLS certificate with its private key", ext="pem crt cer csr key p12 pfx",
        writes="openssl req, openssl x509, openssl genrsa, openssl genpkey, certbot, mkcert, step",
        reads="openssl s_client, openssl verify", words="tls certificate, ssl certificate, x.509, certificate"),
     _k("ssh-key", "an SSH key pair", files="id_rsa id_ed25519 id_ecdsa authorized_keys known_hosts",
@@ -154,19 +163,22 @@ KINDS: tuple[StateKind, ...] = (
        words="checksum, checksums, sha256, hash manifest"),
     _k("file-permissions", "ownership and permission bits", reads="stat, getfacl, namei",
        writes="chmod, chown, chgrp, setfacl, umask, chattr", words="file permissions, permission bits, setuid, acl",
-       present=_FS),
-    _k("user-accounts", "local user and group accounts", files="passwd shadow group sudoers",
+       present=_FS, produced="files in the working directory now have new owners and modes"),
+    _k("user-accounts", "local user and group accounts",
        reads="getent, id, groups, chage", writes="useradd, usermod, userdel, groupadd, adduser, passwd, visudo",
-       words="user account, user accounts, sudoers", present="{what} exist on this machine"),
+       words="user account, user accounts, sudoers", present="{what} exist on this machine",
+       produced="a newly created user account is registered on this machine"),
     _k("systemd-unit", "a systemd unit file", ext="service timer socket mount", reads="systemctl, journalctl",
        words="systemd unit, systemd service, unit file, systemd timer"),
     _k("cron-schedule", "a crontab schedule", files="crontab", reads="crontab, anacron",
        words="cron job, cron jobs, crontab, cron schedule, cron expression"),
     _k("running-process", "a running process", reads="ps, pgrep, pkill, kill, killall, top, htop, lsof, pidof, "
        "strace, fuser, nohup", words="running process, pid, daemon, background process",
-       present="{what} is alive on this machine"),
+       present="{what} is alive on this machine",
+       produced="a new background process has been started on this machine"),
     _k("firewall-rules", "firewall rules", reads="iptables, ip6tables, nft, ufw",
-       words="firewall rule, firewall rules, iptables, nftables", present="{what} are loaded on this machine"),
+       words="firewall rule, firewall rules, iptables, nftables", present="{what} are loaded on this machine",
+       produced="the packet filter of this machine now enforces a changed rule set"),
     _k("container-image", "a container build context with a Dockerfile", files="Dockerfile Containerfile "
        "docker-compose.yml compose.yaml .dockerignore", reads="hadolint, docker build, podman build, buildah",
        words="dockerfile, container image, docker image"),
@@ -231,6 +243,9 @@ LANGUAGE_BY_COMMAND: dict[str, str] = {
     "gofmt": "Go", "cargo": "Rust", "rustc": "Rust", "rustfmt": "Rust", "gcc": "C", "clang": "C", "cc": "C",
     "g++": "C++", "cmake": "C++", "make": "C", "mvn": "Java", "gradle": "Java", "rspec": "Ruby",
     "phpunit": "PHP", "ctest": "C++", "zig": "Zig"}
+# Kinds a prose word names only as a result ("writes a report", "plots a chart"): a word
+# alone never makes them an input.
+OUTPUT_ONLY = frozenset({"report", "plot-image", "http-response"})
 QUALIFIED = frozenset(k.name for k in KINDS if "{q}" in k.noun)
 
 
@@ -258,7 +273,25 @@ def language_of_file(filename: str) -> str | None:
     return LANGUAGE_BY_EXTENSION.get(filename.rsplit(".", 1)[-1].lower()) if "." in filename else None
 
 
+def report_on(kind_name: str, qualifier: str | None = None) -> str:
+    """What a skill that only reads or checks a kind leaves behind: a report about it."""
+    subject = kind(kind_name).what(qualifier)
+    return kind("report").present(f"on {subject}").replace(f"({'on ' + subject})", f"on {subject}")
+
+
 def present_state(kinds: list[tuple[str, str | None]]) -> str:
-    """One sentence for several kinds present at once, in vocabulary order (so the same set of
-    kinds always reads the same)."""
-    return " ".join(kind(k).present(q) for k, q in sorted(set(kinds), key=lambda kq: (ORDER[kq[0]], kq[1] or "")))
+    """One text for several kinds present at once, in vocabulary order (so the same set of
+    kinds always reads the same); kinds in the working directory share one sentence."""
+    ordered = sorted(set(kinds), key=lambda kq: (ORDER[kq[0]], kq[1] or ""))
+    in_workdir = [kind(k).what(q) for k, q in ordered if kind(k).present_template == IN_WORKDIR]
+    out, joined = [], False
+    for k, q in ordered:
+        if kind(k).present_template != IN_WORKDIR:
+            out.append(kind(k).present(q))
+        elif not joined:
+            joined = True
+            if len(in_workdir) == 1:
+                out.append(kind(k).present(q))
+            else:
+                out.append(_capital(", ".join(in_workdir[:-1]) + f" and {in_workdir[-1]} are in the working directory."))
+    return " ".join(out)

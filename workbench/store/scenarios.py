@@ -16,7 +16,8 @@ def skills_needing_scenarios(db: Database, provider: str, model: str, template_v
     """Accepted current skills without scenarios from this provider, model and template."""
     with db.read() as con:
         return con.execute(
-            """SELECT s.id, s.name, s.description, s.category, s.steps, s.inputs, s.outputs, s.bins, s.tools
+            """SELECT s.id, s.name, s.description, s.category, s.steps, s.inputs, s.outputs, s.bins, s.tools,
+                      s.raw_text
                FROM skills_effective s
                WHERE s.is_current AND s.status = 'accepted' AND (? OR NOT EXISTS (
                    SELECT 1 FROM scenarios c WHERE c.skill_id = s.id AND c.provider = ? AND c.model = ?
