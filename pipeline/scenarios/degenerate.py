@@ -28,6 +28,7 @@ COPIED_RUN = 6
 
 _STOP = frozenset("a an the of to in on for and or with by from at as is are be its it this that "
                   "these those into using use via their them what must".split())
+_PATHLIKE = re.compile(r"\S*\w[/.]\w\S*")
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 _BULLET = re.compile(r"^\s*[-*]\s*`?([a-z_]+)`?\s*:\s*(.+?)\s*[;.]?\s*$", re.M)
 
@@ -60,6 +61,11 @@ def _covers(value: str, reference: str, *, own: float, other: float) -> bool:
         return False
     shared = len(v & r)
     return shared / len(v) >= own and shared / len(r) >= other
+
+
+def _prose(text: str) -> str:
+    """The text without its paths and file names (words with a `/` or a `.` inside)."""
+    return _PATHLIKE.sub(" ", text)
 
 
 def _copies_a_run(value: str, reference: str, n: int = COPIED_RUN) -> bool:
@@ -109,15 +115,19 @@ def _echo(pair: ScenarioPair, descriptions: Mapping[str, Iterable[str]]) -> Prob
 def _restates(pair: ScenarioPair, description: str) -> Problem | None:
     # The whole description or any one sentence of it (its first usually is the goal);
     # one too short to tell a restatement from a coincidence is not compared.
-    parts = [t for t in (description, *_SENTENCE_END.split(description)) if len(content_tokens(t)) >= 3]
+    # Paths and file names are compared away: a state naming the files the description names
+    # is what a state should be.
+    parts = [_prose(t) for t in (description, *_SENTENCE_END.split(description))]
+    parts = [t for t in parts if len(content_tokens(t)) >= 3]
+    description = _prose(description)
     for role in ("pre", "post"):
         values = getattr(pair, role).model_dump()
         for name in STATE_FIELDS:
-            value = values[name]
+            value = _prose(values[name])
             if _copies_a_run(value, description) or any(
                     normalise(t) in normalise(value) or _covers(value, t, own=0.85, other=0.6) for t in parts):
                 return Problem(RESTATES_DESCRIPTION,
-                               f"{role}.{name} restates the skill's description ({value[:120]!r}); it must "
+                               f"{role}.{name} restates the skill's description ({values[name][:120]!r}); it must "
                                f"describe the machine state (files, data, processes), not the goal")
     return None
 

@@ -96,6 +96,10 @@ def test_words_shared_with_the_description_alone_do_not_make_a_restatement():
     # A state names the same formats as the goal; that is what makes skills meet.
     assert kinds(pair(post={**GOOD_POST, "canonical": "A pretty-printed JSON document converted from a CSV "
                                                        "export sits in data/ next to it"})) == []
+    # Naming the files the description names is what a state should do.
+    described = "Render a badge. Writes the SVG to site/output/daily-badge-today.svg and updates site/out/index.md."
+    assert kinds(pair(post={**GOOD_POST, "state": "site/out/index.md (a Markdown document); site/output/daily-badge-today.svg"
+                                                  " (an image file)"}), described) == []
     # A description too short to tell a restatement from a coincidence is not checked.
     assert kinds(pair(post={**GOOD_POST, "canonical": "JSON output"}), description="JSON output") == []
 
