@@ -29,7 +29,7 @@ def dedup_text(skill: ParsedSkill) -> str:
 
 
 def check_duplicates(skills: Iterable[tuple[str, ParsedSkill, tuple]]) -> list[FilterVerdict]:
-    items = [near_duplicate.DedupItem(sid, f"'{s.name}' ({s.skill_key})", dedup_text(s), order)
+    items = [near_duplicate.DedupItem(sid, f"'{s.name}' ({s.skill_key})", dedup_text(s), order, s.skill_key)
              for sid, s, order in skills]
     results = near_duplicate.find_near_duplicates(items)
     return [FilterVerdict(skill_id=sid, rule=r.rule, outcome=r.outcome, evidence=r.evidence,
