@@ -53,18 +53,20 @@ class BatchDiversity:
     tasks: int
     mean_jaccard: float               # mean pairwise 5-gram Jaccard of the instructions
     identical_solve_share: float      # share of tasks whose solve.sh another task repeats byte for byte
-    family_counts: dict[str, int]     # recipe family -> number of tasks using it
-    categories: dict[str, int]        # category -> number of tasks exercising it
+    family_counts: dict[str, int]     # recipe family -> number of tasks using it, most used first
+    # (category coverage is analysis.synth_fidelity.category_coverage)
+
+    @property
+    def top_family_share(self) -> float:
+        """Share of the tasks using the most used family (json-convert in 21 of 38 tasks: 0.55)."""
+        return max(self.family_counts.values(), default=0) / self.tasks if self.tasks else 0.0
 
 
-def batch_diversity(instructions: list[str], solves: list[str | bytes], recipes: list[list[str]],
-                    categories: list[list[str]] | None = None) -> BatchDiversity:
-    """The figures of one batch; `recipes[i]` and `categories[i]` are task i's families and categories
-    (each counted once per task)."""
+def batch_diversity(instructions: list[str], solves: list[str | bytes], recipes: list[list[str]]) -> BatchDiversity:
+    """The figures of one batch; `recipes[i]` are task i's families (each counted once per task)."""
     if not (len(instructions) == len(solves) == len(recipes)):
         raise ValueError(f"one instruction, solve.sh and recipe list per task: got {len(instructions)}, "
                          f"{len(solves)} and {len(recipes)}")
     fam = Counter(r for rs in recipes for r in dict.fromkeys(rs))
-    cats = Counter(c for cs in (categories or []) for c in dict.fromkeys(cs))
     return BatchDiversity(len(instructions), mean_pairwise_jaccard(instructions), identical_share(solves),
-                          dict(fam.most_common()), dict(cats.most_common()))
+                          dict(fam.most_common()))

@@ -46,7 +46,7 @@ def seed_lock(ctx: StepContext) -> Artifact:
         if rng.random() < 0.3:
             req_in.append("")
     req_in.append(rng.choice(roots).capitalize() + "  # listed twice on purpose")
-    root = ctx.claim("/app/input/deps")
+    root = ctx.claim(rng.choice(["/app/input/deps", "/app/input/project", "/app/input/app-src"]))
     ctx.add_input(f"{root}/requirements.in", render_lines(req_in))
     ctx.add_input(f"{root}/resolved.json", json.dumps({"packages": lock}, indent=2) + "\n")
     files = (("requirements.in", render_lines(req_in)), ("resolved.json", (json.dumps({"packages": lock}, indent=2) + "\n").encode()))
@@ -86,7 +86,7 @@ def _pin_build(ctx: StepContext, a: Artifact) -> Fragment:
     required_by = {n: sum(1 for m in needed if n in {canon(x) for x in lock[m]["requires"]}) for n in needed}
     pins = [f"{n}=={lock[n]['version']}" for n in needed]
     req = ctx.claim("/app/out/requirements.txt")
-    path = ctx.claim("/app/out/dependencies.csv")
+    path = ctx.claim(f"/app/out/{ctx.rng.choice(['dependencies', 'deps_report', 'packages'])}.csv")
     rows = [(n, lock[n]["version"], depth[n], required_by[n]) for n in needed]
     out = Artifact("records", path, fmt="csv", table=Table(("name", "version", "depth", "required_by"),
                                                            ("str", "str", "int", "int"), tuple(rows)), label="dependencies")
@@ -176,7 +176,7 @@ def seed_constraints(ctx: StepContext) -> Artifact:
         if i == 0:
             spec = f">={int(vs[-1].split('.')[0]) + 1}.0"      # nothing in the index satisfies this one
         lines.append(f"{n}{spec}")
-    root = ctx.claim("/app/input/resolve")
+    root = ctx.claim(rng.choice(["/app/input/resolve", "/app/input/constraints", "/app/input/index"]))
     files = (("constraints.txt", render_lines(lines)), ("index.json", (json.dumps(index, indent=2) + "\n").encode()))
     for rel, data in files:
         ctx.add_input(f"{root}/{rel}", data)
@@ -197,9 +197,9 @@ def _resolve_build(ctx: StepContext, a: Artifact) -> Fragment:
         else:
             unsat.append(name)
     rows.sort()
-    res = ctx.claim("/app/out/resolved.txt")
+    res = ctx.claim(f"/app/out/{ctx.rng.choice(['resolved', 'pins', 'chosen_versions'])}.txt")
     bad = ctx.claim("/app/out/unsatisfiable.txt")
-    path = ctx.claim("/app/out/resolution.csv")
+    path = ctx.claim(f"/app/out/{ctx.rng.choice(['resolution', 'resolution_report', 'versions'])}.csv")
     out = Artifact("records", path, fmt="csv", table=Table(("package", "version", "candidates"), ("str", "str", "int"),
                                                            tuple(rows)), label="resolution")
     checks = [
@@ -261,7 +261,7 @@ register(Recipe("version-resolve", "dependency-management", "Resolve version con
 # --- vendor-lock ------------------------------------------------------------------------------------
 
 def _vendor_build(ctx: StepContext, a: Artifact) -> Fragment:
-    vdir = ctx.claim("/app/vendor")
+    vdir = ctx.claim(ctx.rng.choice(["/app/vendor", "/app/third_party", "/app/wheelhouse"]))
     dest = f"{vdir}/{a.basename}"
     lock = f"{vdir}/vendor.lock"
     ctx.used.update({dest, lock})

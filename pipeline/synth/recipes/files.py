@@ -20,7 +20,7 @@ def _organise_accepts(a: Artifact) -> bool:
 
 def _organise_build(ctx: StepContext, a: Artifact) -> Fragment:
     move = a.path.startswith("/app/inbox")          # a seeded inbox is sorted in place; outputs are copied
-    root = ctx.claim("/app/sorted")
+    root = ctx.claim(ctx.rng.choice(["/app/sorted", "/app/by-type", "/app/organised"]))
     placed = []
     for rel, data in a.files:
         base = rel.rsplit("/", 1)[-1]
@@ -83,7 +83,7 @@ def _rotate_build(ctx: StepContext, a: Artifact) -> Fragment:
     rng = ctx.rng
     stem, suffix = full_stem(a), _suffix(a)
     keep = rng.choice([2, 3, 4])
-    bdir = ctx.claim("/app/backups")
+    bdir = ctx.claim(ctx.rng.choice(["/app/backups", "/app/snapshots", "/app/backup-sets"]))
     day = date(2024, 6, 1) + timedelta(days=rng.randrange(60))
     old_days = sorted({day - timedelta(days=rng.randint(1, 90)) for _ in range(rng.randint(keep + 1, keep + 4))})
     names = [f"{stem}-{d:%Y%m%d}{suffix}" for d in old_days]
@@ -133,7 +133,7 @@ def _dedupe_accepts(a: Artifact) -> bool:
 
 def _dedupe_build(ctx: StepContext, a: Artifact) -> Fragment:
     rng = ctx.rng
-    lib = ctx.claim("/app/library")
+    lib = ctx.claim(ctx.rng.choice(["/app/library", "/app/media", "/app/collection"]))
     name = a.basename
     stem = stem_of(a)
     seeded: list[tuple[str, bytes]] = []

@@ -109,7 +109,7 @@ def fast_import_stream(ctx: StepContext) -> tuple[bytes, list[tuple[str, str, st
 
 
 def _history_build(ctx: StepContext, a: Artifact) -> Fragment:
-    repo = ctx.claim("/app/project")
+    repo = ctx.claim(ctx.rng.choice(["/app/project", "/app/webapp", "/app/toolkit"]))
     stream, log = fast_import_stream(ctx)
     fi = ctx.add_input(ctx.claim("/app/project-history.fi"), stream)
     ctx.docker_run.append(f"git init -q -b main {repo} && git -C {repo} fast-import --quiet --done < {fi} "
@@ -120,7 +120,7 @@ def _history_build(ctx: StepContext, a: Artifact) -> Fragment:
     counts = Counter((au, em) for au, em, _ in log)
     counts[bot] += 1
     rows = sorted(((au, em, n) for (au, em), n in counts.items()), key=lambda r: (-r[2], r[0]))
-    path = ctx.claim("/app/out/commit_authors.csv")
+    path = ctx.claim(f"/app/out/{ctx.rng.choice(['commit_authors', 'authors', 'contributors'])}.csv")
     out = Artifact("records", path, fmt="csv", table=Table(("author", "email", "commits"), ("str", "str", "int"),
                                                            tuple(rows)), label="commit_authors")
     g = f"['git', '-C', {repo!r}"
@@ -209,7 +209,7 @@ def fast_import(plan: list[tuple[str, dict[str, str]]], who: str, times: list[in
 
 
 def _revert_build(ctx: StepContext, a: Artifact) -> Fragment:
-    repo = ctx.claim("/app/service")
+    repo = ctx.claim(ctx.rng.choice(["/app/service", "/app/api-repo", "/app/backend"]))
     stream, good, bad, later, subjects = _revert_stream(ctx)
     later = later.split("\n")
     fi = ctx.add_input(ctx.claim("/app/service-history.fi"), stream)

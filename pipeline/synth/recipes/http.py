@@ -48,7 +48,7 @@ def seed_responses(ctx: StepContext) -> Artifact:
             items_seen += items
             body = (json.dumps({"page": page, "items": items}) + "\n").encode()
         files.append((f"page-{page}.http", _response(status, ctype, body, rid, rng.random() < 0.3)))
-    root = ctx.claim("/app/input/responses")
+    root = ctx.claim(rng.choice(["/app/input/responses", "/app/input/api-dump", "/app/input/captured"]))
     place_tree(ctx, root, files)
     return Artifact("tree", root, fmt="dir", files=tuple(files), flavor="http-responses", label="catalog")
 
@@ -70,7 +70,7 @@ def _merge_build(ctx: StepContext, a: Artifact) -> Fragment:
         if status == 200 and media == "application/json":
             for it in json.loads(body)["items"]:
                 items[it["id"]] = it
-    rpath = ctx.claim("/app/out/responses.csv")
+    rpath = ctx.claim(f"/app/out/{ctx.rng.choice(['responses', 'response_summary', 'pages'])}.csv")
     ipath = ctx.claim(f"/app/out/{a.label}_items.json")
     cols = ("id", "sku", "name", "price", "stock")
     rows = [tuple(items[k][c] for c in cols) for k in sorted(items)]
@@ -121,7 +121,7 @@ register(Recipe("http-pages-merge", "networking-http", "Merge saved API response
 def _request_build(ctx: StepContext, a: Artifact) -> Fragment:
     rng = ctx.rng
     t = a.table
-    token_path = ctx.add_input(ctx.claim("/app/input/api_token"), f"{rng.getrandbits(128):032x}\n")
+    token_path = ctx.add_input(ctx.claim(rng.choice(["/app/input/api_token", "/app/input/token.txt", "/app/input/ingest.token"])), f"{rng.getrandbits(128):032x}\n")
     token = ctx.env[token_path[len('/app/'):]].decode().strip()
     stem = stem_of(a)
     payload = ctx.claim(f"/app/out/{stem}_payload.json")
@@ -184,7 +184,7 @@ def seed_urls(ctx: StepContext) -> Artifact:
         query = rng.choice(["", "", "?page=2", "?q=lamp&sort=asc"])
         frag = rng.choice(["", "", "#top", "#section-2"])
         lines.append(f"{scheme}://{host}{port}{rng.choice(paths)}{query}{frag}")
-    path = ctx.claim("/app/input/urls.txt")
+    path = ctx.claim(f"/app/input/{rng.choice(['urls', 'links', 'bookmarks'])}.txt")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="urls", label="urls")
 

@@ -34,7 +34,7 @@ def seed_access_log(ctx: StepContext) -> Artifact:
     for _ in range(2):   # log rotation noise and a truncated write: not entries
         junk = rng.choice([f"#> log rotated {iso(t)}", lines[rng.randrange(len(lines))][:40]])
         lines.insert(rng.randrange(len(lines)), junk)
-    path = ctx.claim("/app/input/access.log")
+    path = ctx.claim(f"/app/input/{rng.choice(['access', 'nginx-access', 'web-access', 'frontend.access'])}.log")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="access-log", label="access")
 
@@ -87,7 +87,7 @@ def _access_build(ctx: StepContext, a: Artifact) -> Fragment:
     out = Artifact("records", path, fmt="csv", table=Table(cols, types, tuple(rows)), label=f"requests_by_{variant}")
     content = f"Write `{path}` as a CSV file with a header row containing {what}."
     checks = table_output_checks(out, a.path, order, [list(r) for r in rows], content)
-    summary = ctx.claim("/app/out/traffic_summary.json")
+    summary = ctx.claim(f"/app/out/{ctx.rng.choice(['traffic_summary', 'access_summary', 'web_traffic'])}.json")
     paths = Counter(e[3] for e in entries).most_common()
     top = paths[0][0] if len(paths) < 2 or paths[0][1] > paths[1][1] else None
     expect = {"total_requests": len(entries), "unique_clients": len({e[0] for e in entries}),
@@ -176,7 +176,7 @@ def app_log_lines(ctx: StepContext, n: int, refs: list[str] | None = None, ref_k
 
 def seed_app_log(ctx: StepContext) -> Artifact:
     lines, _ = app_log_lines(ctx, ctx.rng.randint(60, 110))
-    path = ctx.claim("/app/input/service.log")
+    path = ctx.claim(f"/app/input/{ctx.rng.choice(['service', 'app', 'worker', 'api-server'])}.log")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="app-log", label="service")
 
@@ -335,6 +335,6 @@ def seed_status_lines(ctx: StepContext) -> Artifact:
     users = sorted(set(users))
     weights = [rng.randint(1, 8) for _ in users]
     lines = [rng.choices(users, weights)[0] for _ in range(rng.randint(30, 60))]
-    path = ctx.claim("/app/input/failed_logins.txt")
+    path = ctx.claim(f"/app/input/{rng.choice(['failed_logins', 'auth_failures', 'ssh_failed'])}.txt")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="users", label="failed_logins")

@@ -118,7 +118,7 @@ finally:
 def seed_service(ctx: StepContext) -> Artifact:
     """The service folder: the server with its catalog, its token, and the paths to probe."""
     rng = ctx.rng
-    root = ctx.claim("/app/service")
+    root = ctx.claim(rng.choice(["/app/service", "/app/catalog-api", "/app/api"]))
     next_id = rng.randint(100, 400)
     items = []
     for _ in range(rng.randint(7, 14)):
@@ -155,7 +155,7 @@ def _probe_build(ctx: StepContext, a: Artifact) -> Fragment:
     server_src = files["api_server.py"].decode()
     legacy = next(p for p in a.lines if p in LEGACY_PATHS)
     port = rng.randint(18000, 18999)
-    probe_csv = ctx.claim("/app/out/probe.csv")
+    probe_csv = ctx.claim(f"/app/out/{rng.choice(['probe', 'status_codes', 'endpoint_status'])}.csv")
     items_path = ctx.claim(f"/app/out/{a.label}_items.json")
     script = ctx.claim(f"/app/bin/{rng.choice(['healthcheck', 'check-health', 'probe-health'])}.sh")
     probes = [[p, _status(p, legacy)] for p in a.lines]
@@ -219,8 +219,7 @@ try:
 except Exception:
     sys.exit(1)
 PY
-SH
-chmod +x {script}"""
+SH"""
     return Fragment(rng.choice(TITLES), rng.choice(INTROS).format(root=root), checks, solve, out)
 
 

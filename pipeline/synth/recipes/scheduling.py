@@ -120,7 +120,7 @@ def seed_crontab(ctx: StepContext) -> Artifact:
         if rng.random() < 0.3:
             lines.append(f"# {job.replace('-', ' ')}")
         lines.append(f"{expr} /usr/local/bin/{job}.sh")
-    path = ctx.claim("/app/input/jobs.crontab")
+    path = ctx.claim(f"/app/input/{rng.choice(['jobs', 'root', 'batch', 'ops'])}.crontab")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="crontab", label="jobs")
 

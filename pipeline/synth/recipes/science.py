@@ -118,7 +118,7 @@ def seed_calibration(ctx: StepContext) -> Artifact:
         x = round(rng.uniform(0, 100), 2)
         rows.append((i, x, round(slope * x + icpt + rng.gauss(0, 3), 2)))
     table = Table(("sample_id", "raw_reading", "reference_value"), ("str", "float", "float"), tuple(rows))
-    path = ctx.claim("/app/input/calibration.csv")
+    path = ctx.claim(f"/app/input/{rng.choice(['calibration', 'sensor_calibration', 'probe_calibration'])}.csv")
     ctx.add_input(path, render_table(table, "csv"))
     return Artifact("records", path, fmt="csv", table=table, label="calibration")
 

@@ -11,7 +11,7 @@ from .seeds import PRODUCTS, seed_any
 
 def _lockdown_build(ctx: StepContext, a: Artifact) -> Fragment:
     rng = ctx.rng
-    root = ctx.claim("/app/deploy")
+    root = ctx.claim(rng.choice(["/app/deploy", "/app/release-staging", "/app/srv-deploy"]))
     prod = rng.choice(PRODUCTS)
     seeded = {"run.sh": f"#!/bin/sh\nexec /usr/bin/env {prod}-server --config config/app.env\n",
               "config/app.env": f"DB_PASSWORD={rng.getrandbits(64):016x}\nPORT={rng.randint(8000, 9000)}\n",
@@ -87,7 +87,7 @@ def seed_env(ctx: StepContext) -> Artifact:
         if i and rng.random() < 0.2:
             lines.append(f"# {k.split('_')[0].lower()} settings")
         lines.append(f"{k}={v}")
-    path = ctx.claim("/app/input/service.env")
+    path = ctx.claim(f"/app/input/{rng.choice(['service', 'app', 'prod', 'backend'])}.env")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="env", label="service")
 
@@ -136,8 +136,8 @@ register(Recipe("secret-redact", "security-permissions", "Redact secrets",
 def _audit_build(ctx: StepContext, a: Artifact) -> Fragment:
     import hashlib
     rng = ctx.rng
-    root = ctx.claim("/app/site")
-    quarantine = ctx.claim("/app/quarantine")
+    root = ctx.claim(rng.choice(["/app/site", "/app/webroot", "/app/public_html"]))
+    quarantine = ctx.claim(rng.choice(["/app/quarantine", "/app/suspect", "/app/isolated"]))
     prod = rng.choice(PRODUCTS)
     pages = {"index.html": f"<h1>{prod}</h1>\n", "about.html": f"<p>About {prod}</p>\n",
              "js/app.js": f"console.log('{prod} {rng.randint(1, 99)}');\n", "js/vendor.js": "/* vendor bundle */\n",

@@ -146,7 +146,7 @@ def seed_messy_list(ctx: StepContext) -> Artifact:
         if rng.random() < 0.25:
             out.append(rng.choice(["", "   ", "# TODO: review"]))
     rng.shuffle(out)
-    path = ctx.claim("/app/input/tags.txt")
+    path = ctx.claim(f"/app/input/{rng.choice(['tags', 'team-tags', 'labels', 'topics'])}.txt")
     ctx.add_input(path, render_lines(out))
     return Artifact("lines", path, fmt="txt", lines=tuple(out), flavor="messy-list", label="tags")
 

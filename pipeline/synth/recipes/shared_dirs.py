@@ -65,11 +65,11 @@ chmod 2770 {root}
 cp -r {a.path} {dest}
 chgrp -R {team} {root}
 find {root} -type d -exec chmod 2770 {{}} +
-(cd {root} && find . -type f ! -path ./SHA256SUMS | sed 's|^\\./||' | sort | xargs -d '\\n' sha256sum) > /tmp/sums
+(cd {root} && find . -type f ! -path ./SHA256SUMS -printf '%P\\n' | sort | xargs -d '\\n' sha256sum) > /tmp/sums
 mv /tmp/sums {manifest}
 chgrp {team} {manifest}
 find {root} -type f -exec chmod 0660 {{}} +
-getent group {team} | cut -d: -f4 | tr ',' '\\n' | sort > {members_file}"""
+python3 -c 'import grp; print("\\n".join(sorted(grp.getgrnam("{team}").gr_mem)))' > {members_file}"""
     intro = rng.choice([f"The team `{team}` needs a folder of its own for {describe(a)}.",
                         f"Share {describe(a)} with the group `{team}` and nobody else.",
                         f"Members of `{team}` will work on {describe(a)} together; set up their shared folder."])

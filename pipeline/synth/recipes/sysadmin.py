@@ -36,7 +36,7 @@ def seed_accounts(ctx: StepContext) -> Artifact:
     passwd = "".join(f"{n}:x:{u}:{u if u >= 1000 else 0}:{n.capitalize()}:{h}:{s}\n" for n, u, h, s in users)
     group = "".join(f"{g}:x:{gid}:{','.join(sorted(m))}\n" for g, (gid, m) in sorted(groups.items()))
     group += "".join(f"{n}:x:{u}:\n" for n, u, _, _ in sorted(users, key=lambda x: x[1]) if u >= 1000 and u != 65534)
-    root = ctx.claim("/app/input/etc")
+    root = ctx.claim(rng.choice(["/app/input/etc", "/app/input/etc-snapshot", "/app/input/server-etc"]))
     files = (("group", group.encode()), ("passwd", passwd.encode()))
     place_tree(ctx, root, list(files))
     return Artifact("tree", root, fmt="dir", files=files, flavor="accounts", label="accounts")
@@ -53,7 +53,7 @@ def _accounts_build(ctx: StepContext, a: Artifact) -> Fragment:
     rows = [(u[0], int(u[2]), u[5], u[6], ";".join(sorted(member[u[0]])))
             for u in users if int(u[2]) >= 1000 and u[2] != "65534" and u[6] not in ("/usr/sbin/nologin", "/bin/false")]
     rows.sort(key=lambda r: r[1])
-    path = ctx.claim("/app/out/login_accounts.csv")
+    path = ctx.claim(f"/app/out/{ctx.rng.choice(['login_accounts', 'interactive_users', 'human_accounts'])}.csv")
     cols = ("user", "uid", "home", "shell", "groups")
     out = Artifact("records", path, fmt="csv", table=Table(cols, ("str", "int", "str", "str", "str"), tuple(rows)),
                    label="login_accounts")
@@ -64,7 +64,7 @@ def _accounts_build(ctx: StepContext, a: Artifact) -> Fragment:
         f"home folder and shell, and in `groups` the names of the groups in `{a.path}/group` that list it as a member, "
         f"sorted and joined with `;` (empty when none).")
     sudo = sorted(m for m, gs in member.items() if "sudo" in gs)
-    admins = ctx.claim("/app/out/sudo_members.txt")
+    admins = ctx.claim(f"/app/out/{ctx.rng.choice(['sudo_members', 'admins', 'sudoers_list'])}.txt")
     checks.append(Check(f"Write `{admins}` listing the members of the `sudo` group, sorted, one per line.",
                         [("sudo", f"assert read_lines({admins!r}) == {sudo!r}")]))
     body = f'''import csv
@@ -117,7 +117,7 @@ def seed_ps(ctx: StepContext) -> Artifact:
         stat = "Z" if zombie else rng.choice(["S", "Ss", "R", "Sl", "D", "I<"])
         lines.append(f"{user:<10} {pid:>6} {cpu:>4} {mem:>4} {vsz:>7} {rss:>6} ?        {stat:<4} 08:{rng.randint(0, 59):02d}   "
                      f"{rng.randint(0, 9)}:{rng.randint(0, 59):02d} {cmd}")
-    path = ctx.claim("/app/input/ps_aux.txt")
+    path = ctx.claim(f"/app/input/{rng.choice(['ps_aux', 'processes', 'ps-snapshot'])}.txt")
     ctx.add_input(path, "\n".join(lines) + "\n")
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="ps", label="ps_aux")
 
@@ -131,7 +131,7 @@ def _ps_build(ctx: StepContext, a: Artifact) -> Fragment:
         r[1] += float(p[2])
         r[2] += int(p[5])
     rows = sorted(((u, n, round(c, 2), rss) for u, (n, c, rss) in agg.items()), key=lambda r: (-r[3], r[0]))
-    path = ctx.claim("/app/out/process_usage.csv")
+    path = ctx.claim(f"/app/out/{ctx.rng.choice(['process_usage', 'usage_by_user', 'user_load'])}.csv")
     cols = ("user", "processes", "cpu_percent", "rss_kb")
     out = Artifact("records", path, fmt="csv", table=Table(cols, ("str", "int", "float", "int"), tuple(rows)),
                    label="process_usage")
@@ -141,7 +141,7 @@ def _ps_build(ctx: StepContext, a: Artifact) -> Fragment:
                                  f"giving the number of processes, the sum of `%CPU` as `cpu_percent` and the sum of "
                                  f"`RSS` as `rss_kb`.")
     zombies = sorted(int(p[1]) for p in procs if p[7].startswith("Z"))
-    zpath = ctx.claim("/app/out/zombie_pids.txt")
+    zpath = ctx.claim(f"/app/out/{ctx.rng.choice(['zombie_pids', 'defunct', 'zombies'])}.txt")
     checks.append(Check(f"Write `{zpath}` listing the PIDs of the zombie processes (state starting with `Z`) in "
                         f"`{a.path}`, in ascending numeric order, one per line.",
                         [("zombies", f"assert [int(x) for x in read_lines({zpath!r})] == {zombies!r}")]))

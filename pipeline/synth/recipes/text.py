@@ -120,7 +120,7 @@ def seed_tickets(ctx: StepContext) -> Artifact:
                      f"{rng.choice(['login fails', 'disk full', 'slow reports', 'cannot print', 'vpn drops'])}")
         if rng.random() < 0.4:
             lines.append(f"  reply from {email(rng)} on {a_date(rng)} (see TCK-{rng.randint(1000, 9999)})")
-    path = ctx.claim("/app/input/tickets.txt")
+    path = ctx.claim(f"/app/input/{rng.choice(['tickets', 'support-tickets', 'helpdesk', 'queue-export'])}.txt")
     ctx.add_input(path, render_lines(lines))
     return Artifact("lines", path, fmt="txt", lines=tuple(lines), flavor="text", label="tickets")
 

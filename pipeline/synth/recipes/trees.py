@@ -14,7 +14,7 @@ def place_tree(ctx: StepContext, root: str, files: list[tuple[str, bytes]]) -> N
 
 def seed_docs_tree(ctx: StepContext) -> Artifact:
     rng = ctx.rng
-    root = ctx.claim("/app/input/docs")
+    root = ctx.claim(rng.choice(["/app/input/docs", "/app/input/handbook", "/app/input/wiki-export", "/app/input/manual"]))
     files = []
     for topic in pick(rng, TOPICS, rng.randint(4, 6)):
         sub = rng.choice(["guide", "ops", "reference"])
@@ -37,7 +37,7 @@ INBOX_EXT = ["pdf", "PDF", "jpg", "JPG", "png", "csv", "txt", "md", "log", "tar.
 def seed_inbox(ctx: StepContext) -> Artifact:
     """A download folder: files with mixed-case extensions, some nested, some without one."""
     rng = ctx.rng
-    root = ctx.claim("/app/inbox")
+    root = ctx.claim(rng.choice(["/app/inbox", "/app/downloads", "/app/unsorted", "/app/dropzone"]))
     files: list[tuple[str, bytes]] = []
     used = set()
     for i in range(rng.randint(12, 18)):
