@@ -101,6 +101,11 @@ def _live_view(run_id: str) -> None:
     cols = st.columns(len(tv.FUNNEL))
     for col, key in zip(cols, tv.FUNNEL):
         col.metric(tv.FUNNEL_LABELS[key], funnel[key])
+    failures = store.run_failures(ws.db, run_id)
+    if not failures.empty:
+        st.markdown(f"**Paths that gave no task ({len(failures)})**: a step whose skill no offline recipe "
+                    "honours is reported here, never replaced by an unrelated family.")
+        st.dataframe(failures[["path_id", "error"]], hide_index=True, width="stretch", key="synth_failures")
     if status == "running":
         if st.button("Cancel run", key="synth_cancel"):
             if jobs.cancel(ws, run_id):

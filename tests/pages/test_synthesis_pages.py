@@ -236,6 +236,10 @@ def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_work
     # showing an empty log as if output were still to come.
     assert "(no output yet)" not in _codes(at)
     assert any("keeps no log file" in c.value and "runs/demo-build.log" in c.value for c in at.caption)
+    # the path that gave no task is listed with why
+    failures = frame(at, "path_id", "error")
+    assert failures["error"].tolist() == ["recipe 'git' found no repository to work on"]
+    assert any(m.value.startswith("**Paths that gave no task (1)**") for m in at.markdown)
 
 
 def test_a_run_whose_process_died_is_shown_interrupted_with_the_resume_hint(workspace, monkeypatch):
