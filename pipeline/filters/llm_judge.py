@@ -102,7 +102,9 @@ def reason_in(evidence: str) -> str | None:
 
 def _plain(text: str) -> str:
     """Markdown marks, quotes and case removed, whitespace collapsed: how a quote is compared."""
-    return " ".join(re.sub(r"[`*_>#\"'“”‘’|]+|^\s*[-+]\s+|^\s*\d+[.)]\s+", " ", text.lower()).split())
+    text = re.sub(r"^\s*(?:[-+>]|\d+[.)])\s+", " ", text.lower())  # a list or quote marker
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)  # a link: its text
+    return " ".join(re.sub(r"[`*_#\"'“”‘’|]+", "", text).split())  # marks go without a trace
 
 
 def quoted_line(raw_text: str, quote: str) -> int | None:

@@ -22,15 +22,15 @@ from workbench.llm.runtime import open_client
 from workbench.store import skills as skill_store
 from workbench.store.status import workspace_status
 
-CRM_LINE = "Sign in to your CrmCloud workspace and create a personal access token."
-SKILLS = {  # name -> (description, body); texts written for this test, shaped like real skills
+FINANCE_LINE = "Compare the merged sheet with the copy the finance team keeps."
+SKILLS = {  # name -> (description, body); texts written for this test, all fit by the rules' lights
     "tsv-tally": ("Tally the rows of tab separated reports per region",
                   "# tsv-tally\n\n## Steps\n1. Count rows per region with `awk -F'\\t' '{n[$2]++} END {for (r in n) "
                   "print r, n[r]}' data/report.tsv`.\n2. Sort the tally with `sort -k2 -n`.\n"),
-    "crm-sync": ("Sync contacts from a CRM export into the CrmCloud web app",
-                 f"# crm-sync\n\n## Setup\n{CRM_LINE}\n\n## Steps\n1. Export contacts with `csvcut -c name,email "
-                 "contacts.csv`.\n2. Upload them with `curl -H \"Authorization: Bearer $CRM_TOKEN\" "
-                 "https://api.crmcloud.example/v2/contacts`.\n"),
+    "sheet-merge": ("Merge two CSV sheets on their id column",
+                    "# sheet-merge\n\n## Steps\n1. Sort both sheets with `sort -t, -k1,1 a.csv > a.sorted`.\n"
+                    "2. Join them with `join -t, a.sorted b.sorted > merged.csv`.\n"
+                    f"3. {FINANCE_LINE}\n"),
     "log-window": ("Cut a time window out of rotated application logs",
                    "# log-window\n\n## Steps\n1. Join the rotated logs with `zcat -f app.log*`.\n"
                    "2. Keep the window with `awk '$1 >= \"09:00\" && $1 < \"10:00\"'`.\n"),
@@ -48,8 +48,9 @@ def reply_for(verdicts: dict[str, dict]):
 GOOD = {
     "tsv-tally": {"verdict": "accept", "reason": "executable", "evidence": "2. Sort the tally with `sort -k2 -n`.",
                   "note": "Plain awk and sort over a local file."},
-    "crm-sync": {"verdict": "reject", "reason": "needs_account", "evidence": CRM_LINE,
-                 "note": "The core step needs a CrmCloud login and token."},
+    # scripted: the rules accept it, the judge does not (the mechanism is under test, not the model)
+    "sheet-merge": {"verdict": "reject", "reason": "needs_account", "evidence": FINANCE_LINE,
+                    "note": "The check needs the finance team's copy."},
     "log-window": {"verdict": "accept", "reason": "executable",
                    "evidence": "Join the rotated logs with zcat -f app.log*", "note": "Local logs and awk."},
 }
@@ -66,6 +67,7 @@ def judged_workspace(workspace, tmp_path):
     ingest(workspace, [corpus])
     status = _status(workspace)
     assert status["helpful-persona"] == "rejected", "the rules should reject a prose-only persona"
+    assert {status[n] for n in SKILLS} == {"accepted"}, f"the rules should accept the others: {status}"
     return workspace
 
 
@@ -88,13 +90,13 @@ def test_the_judge_gives_rule_judge_llm_verdicts_with_reason_and_quoted_line(jud
         assert server.stats.chat_requests == 3  # the rule-rejected persona is not asked about
     assert (report.todo, report.accepted, report.rejected, report.warned) == (3, 2, 1, [])
     rows = _judge_rows(judged_workspace)
-    assert set(rows) == {"tsv-tally", "crm-sync", "log-window"}
-    outcome, evidence, location = rows["crm-sync"]
+    assert set(rows) == {"tsv-tally", "sheet-merge", "log-window"}
+    outcome, evidence, location = rows["sheet-merge"]
     assert outcome == "fail" and llm_judge.reason_in(evidence) == "needs_account"
-    assert CRM_LINE in evidence and location == "SKILL.md:8"  # the line of the quote (front matter is 4)
+    assert FINANCE_LINE in evidence and location == "SKILL.md:10"  # 4 lines of front matter, then 6 of body
     assert rows["tsv-tally"][0] == "pass" and llm_judge.reason_in(rows["tsv-tally"][1]) == "executable"
     # like any rule: the status follows it, and `workbench status` counts it
-    assert _status(judged_workspace) == {"tsv-tally": "accepted", "crm-sync": "rejected",
+    assert _status(judged_workspace) == {"tsv-tally": "accepted", "sheet-merge": "rejected",
                                          "log-window": "accepted", "helpful-persona": "rejected"}
     prompt = server.stats.bodies[0]["messages"]
     assert all(f"  - {r}: " in prompt[0]["content"] for r in llm_judge.VOCABULARY)
@@ -120,22 +122,22 @@ def test_a_rerun_is_answered_from_the_cache_and_the_cost_is_accounted_once(judge
 
 
 @pytest.mark.parametrize("garbage,what", [
-    ({"verdict": "reject", "reason": "needs_wifi", "evidence": CRM_LINE, "note": "x"}, "first at reason"),
-    ({"verdict": "reject", "reason": "executable", "evidence": CRM_LINE, "note": "x"}, "an accept has reason"),
-    ({"verdict": "maybe", "evidence": CRM_LINE}, "problem(s)"),
+    ({"verdict": "reject", "reason": "needs_wifi", "evidence": FINANCE_LINE, "note": "x"}, "first at reason"),
+    ({"verdict": "reject", "reason": "executable", "evidence": FINANCE_LINE, "note": "x"}, "an accept has reason"),
+    ({"verdict": "maybe", "evidence": FINANCE_LINE}, "problem(s)"),
     ("The skill looks fine to me!", "no valid JSON"),
 ])
 def test_a_garbage_reply_is_asked_again_then_a_warn_that_names_what_was_wrong(judged_workspace, garbage, what):
     with ReplayServer() as server:
-        server.add_rule(Rule(match="Skill: crm-sync\n", reply=garbage))
+        server.add_rule(Rule(match="Skill: sheet-merge\n", reply=garbage))
         server.add_rule(Rule(match="Skill:", reply=reply_for(GOOD)))
         report = llm_judge.judge(judged_workspace, open_client(judged_workspace, make_settings(server, reask_limit=2)))
         assert server.stats.chat_requests == 2 + 3  # the client's rules: the first reply and two re-asks
-    outcome, evidence, location = _judge_rows(judged_workspace)["crm-sync"]
+    outcome, evidence, location = _judge_rows(judged_workspace)["sheet-merge"]
     assert outcome == "warn" and evidence.startswith(llm_judge.NO_VERDICT) and what in evidence
     assert llm_judge.reason_in(evidence) is None and location is None
-    assert [sid for sid, _ in report.warned] == [_id(judged_workspace, "crm-sync")]
-    assert _status(judged_workspace)["crm-sync"] == "pending"  # never a silent accept
+    assert [sid for sid, _ in report.warned] == [_id(judged_workspace, "sheet-merge")]
+    assert _status(judged_workspace)["sheet-merge"] == "pending"  # never a silent accept
 
 
 def test_evidence_that_is_not_in_the_skill_is_a_warn_not_a_verdict(judged_workspace):
@@ -155,7 +157,7 @@ def test_judge_all_also_judges_what_the_rules_rejected_and_its_own_rejects_are_j
         settings = make_settings(server)
         assert llm_judge.judge(judged_workspace, open_client(judged_workspace, settings), judge_all=True).todo == 4
         assert _judge_rows(judged_workspace)["helpful-persona"][0] == "fail"
-        # crm-sync is rejected now, by the judge only: a plain rerun still judges it (rules first)
+        # sheet-merge is rejected now, by the judge only: a plain rerun still judges it (rules first)
         refilter(judged_workspace)
         assert llm_judge.judge(judged_workspace, open_client(judged_workspace, settings)).todo == 3
 
@@ -183,6 +185,8 @@ def test_every_reason_of_the_vocabulary_has_a_meaning_and_a_quote_is_found_despi
     assert set(llm_judge.MEANINGS) == set(llm_judge.VOCABULARY) == {"executable", *REASONS}
     text = "---\nname: x\n---\n# X\n\n1. Run **`jq '.items[]' data.json`** to list items.\n"
     assert llm_judge.quoted_line(text, "Run jq '.items[]' data.json to list items.") == 6
+    text += "- **Hosted only**: sign in at [the console](https://console.example/login) first\n"
+    assert llm_judge.quoted_line(text, "Hosted only: sign in at the console first") == 7
     assert llm_judge.quoted_line(text, "jq") is None  # too short to be evidence of anything
     assert llm_judge.quoted_line(text, "Run the Acme desktop client") is None
 
@@ -200,7 +204,7 @@ def test_the_cli_judges_with_llm_and_refuses_clearly_without_one(judged_workspac
         assert done.returncode == 0, done.stderr
         assert server.stats.chat_requests == 3
     assert "LLM judge test-model: 2 accepted, 1 rejected, 0 without a usable verdict" in done.stdout
-    assert _status(judged_workspace)["crm-sync"] == "rejected"
+    assert _status(judged_workspace)["sheet-merge"] == "rejected"
 
 
 def _id(ws, name: str) -> str:
