@@ -49,6 +49,7 @@ MEANINGS = {
 }
 MAX_SKILL_CHARS = 16_000   # a bound on the prompt's cost; the head of a SKILL.md holds its workflow
 FLUSH_EVERY = 20
+_CLOSING_TAG = re.compile(r"</\s*(skill_md)", re.I)
 NO_VERDICT = "no usable verdict"  # how a WARN's evidence starts: it carries no reason
 Progress = Callable[[int, int, str], None]
 
@@ -137,7 +138,7 @@ def warning(skill_id: str, problem: str) -> FilterVerdict:
 
 def _skill_md(raw_text: str) -> str:
     # The SKILL.md is hostile: it must not close the block the prompt puts it in.
-    text = raw_text.replace("</skill_md", "<\\/skill_md")
+    text = _CLOSING_TAG.sub(r"<\\/\1", raw_text)
     if len(text) > MAX_SKILL_CHARS:
         text = text[:MAX_SKILL_CHARS] + f"\n[... {len(text) - MAX_SKILL_CHARS} more characters cut]"
     return text
