@@ -2,6 +2,7 @@
 and how instruction.md and tests/test_outputs.py are laid out from the steps' fragments."""
 from __future__ import annotations
 
+import hashlib
 import random
 import re
 
@@ -39,6 +40,7 @@ import csv
 import hashlib
 import json
 import os
+import hashlib
 import random
 import re
 import shutil
@@ -193,6 +195,42 @@ def scratch(*paths):
 '''
 
 
+# --- phrasing of requirement sentences ------------------------------------------------------------
+# Families share a few sentence shapes (the column, order and JSON-type sentences of every table
+# result; "Write `x` as a ..."). Each shape has several wordings with the same meaning; the one a
+# sentence gets is drawn from a hash of the sentence itself (paths and columns included), so the
+# instruction and the test docstring, rendered apart, always agree, and tasks differ.
+_P = r"(`[^`]+`)"
+REPHRASE: list[tuple[re.Pattern, list[str]]] = [
+    (re.compile(rf"^Use exactly the columns (.+) in this order in {_P}\.$"),
+     ["Use exactly the columns {0} in this order in {1}.", "Give {1} exactly the columns {0}, in this order.",
+      "The columns of {1} are {0}, in this order, and no others.", "Keep to the columns {0}, in that order, in {1}."]),
+    (re.compile(rf"^Order the rows of {_P} (.+)\.$"),
+     ["Order the rows of {0} {1}.", "Sort the rows of {0} {1}.", "List the rows of {0} {1}.",
+      "Keep the rows of {0} ordered {1}."]),
+    (re.compile(rf"^Write the values of (.+) in {_P} as JSON numbers and all other values as JSON strings\.$"),
+     ["Write the values of {0} in {1} as JSON numbers and all other values as JSON strings.",
+      "In {1}, store {0} as JSON numbers and every other value as a JSON string.",
+      "Make {0} JSON numbers in {1}, and everything else JSON strings."]),
+    (re.compile(rf"^Write {_P} as (a|an) (.+)$"),
+     ["Write {0} as {1} {2}", "Create {0} as {1} {2}", "Save {0} as {1} {2}", "Produce {0} as {1} {2}"]),
+    (re.compile(rf"^Write {_P} (listing|with) (.+)$"),
+     ["Write {0} {1} {2}", "Create {0} {1} {2}", "Save {0} {1} {2}"]),
+    (re.compile(rf"^Copy {_P} to {_P}\.$"),
+     ["Copy {0} to {1}.", "Place a copy of {0} at {1}.", "Put an identical copy of {0} at {1}."]),
+]
+
+
+def phrase(sentence: str) -> str:
+    """One of the wordings of the sentence's shape (the sentence itself when it has none)."""
+    for pattern, wordings in REPHRASE:
+        m = pattern.match(sentence)
+        if m:
+            pick = int(hashlib.sha256(sentence.encode()).hexdigest(), 16) % len(wordings)
+            return wordings[pick].format(*m.groups())
+    return sentence
+
+
 def _indent(code: str, n: int = 4) -> str:
     pad = " " * n
     return "\n".join(pad + line if line.strip() else "" for line in code.strip("\n").splitlines())
@@ -216,7 +254,7 @@ def render_tests(task_name: str, version: str, steps_checks: list[list[Check]]) 
                 while name in seen:
                     name, n = f"{base}_{n}", n + 1
                 seen.add(name)
-                out.append(f'\ndef {name}():\n    """{docstring(check.sentence)}"""\n{_indent(body)}\n')
+                out.append(f'\ndef {name}():\n    """{docstring(phrase(check.sentence))}"""\n{_indent(body)}\n')
     return "\n".join(out)
 
 
@@ -325,7 +363,7 @@ def render_instruction(title: str, skills: list[str], sections: list[tuple[str, 
         if intro and not names_unmade(intro, known):
             parts += [intro, ""]
         for c in checks:
-            parts.append(f"{n}. {c.sentence}")
+            parts.append(f"{n}. {phrase(c.sentence)}")
             known.update(p.rstrip("/") for p in _PATH.findall(c.sentence))
             n += 1
         parts.append("")

@@ -108,7 +108,10 @@ mv /tmp/pack/MANIFEST.txt /tmp/pack/{top}/
     files = tuple((f"{top}/{rel}", d) for rel, d in inner) + ((f"{top}/MANIFEST.txt", manifest),)
     out = Artifact("archive", path, fmt=fmt, files=tuple(sorted(files)),
                    exact=a.exact and a.kind == "tree", label=a.label)
-    return Fragment("Pack it for shipping", f"Package {describe(a)} for hand-over.", checks, solve, out)
+    title = ctx.rng.choice(["Pack it for shipping", "Bundle it up", "Package the result"])
+    intro = ctx.rng.choice(["Package {d} for hand-over.", "{D} goes to another team as one archive.",
+                            "Ship {d} as a single file."]).format(d=describe(a), D=describe(a)[0].upper() + describe(a)[1:])
+    return Fragment(title, intro, checks, solve, out)
 
 
 register(Recipe("archive-pack", "archives-compression", "Pack with manifest and checksum",
@@ -210,7 +213,10 @@ PY"""
     ]
     solve = unpack_solve(a, dest) + f"\nmkdir -p /app/out\n(cd {dest} && find . -type f | sed 's|^\\./||' | sort | xargs -d '\\n' sha256sum) > {sums}"
     out = Artifact("tree", dest, fmt="dir", files=a.files, exact=a.exact, label=a.label)
-    return Fragment("Extract and fingerprint the archive", f"Unpack {describe(a)} and record digests.", checks, solve, out)
+    intro = ctx.rng.choice(["Unpack {d} and record digests.", "Open {d} and note a digest per file.",
+                            "What is inside {d}, and what are its checksums?"]).format(d=describe(a))
+    title = ctx.rng.choice(["Extract and fingerprint the archive", "Unpack and checksum", "Open the archive up"])
+    return Fragment(title, intro, checks, solve, out)
 
 
 register(Recipe("archive-extract-verify", "archives-compression", "Extract and verify an archive",

@@ -83,7 +83,10 @@ def _filter_build(ctx: StepContext, a: Artifact) -> Fragment:
         solve = (f"mkdir -p /app/out\n"
                  f"jq {slurp}'[{src}[] | select({jcond}) | {{{', '.join(keep)}}}] "
                  f"| sort_by([-.{num}{''.join(', .' + c for c in ties)}])' {a.path} > {path}")
-    return Fragment("Filter and sort the table", f"The input for this step is {describe(a)}.", checks, solve, out)
+    title = ctx.rng.choice(["Filter and sort the table", "Select and order rows", "Narrow the table down"])
+    intro = ctx.rng.choice(["The input for this step is {d}.", "This step works on {d}.", "Start from {d}.",
+                            "Only some rows of {d} matter here."]).format(d=describe(a))
+    return Fragment(title, intro, checks, solve, out)
 
 
 register(Recipe("table-filter-sort", "data-processing", "Filter and sort a table", _filter_accepts,
@@ -140,7 +143,10 @@ out = [{{{g!r}: k, {agg}}} for k, v in groups.items()]
 out.sort(key=lambda r: (-r[{primary!r}], r[{g!r}]))
 write({path!r}, {out_fmt!r}, {list(cols)!r}, out)
 '''
-    return Fragment(f"Aggregate by {g}", f"Summarise {describe(a)} per `{g}`.", checks, py_block(a, body), out)
+    title = ctx.rng.choice([f"Aggregate by {g}", f"Summarise per {g}", f"Group the rows by {g}"])
+    intro = ctx.rng.choice(["Summarise {d} per `{g}`.", "One line per `{g}` of {d} is wanted.",
+                            "Roll {d} up by `{g}`."]).format(d=describe(a), g=g)
+    return Fragment(title, intro, checks, py_block(a, body), out)
 
 
 register(Recipe("group-aggregate", "data-processing", "Group and aggregate", _agg_accepts,
@@ -159,8 +165,11 @@ def _convert_build(ctx: StepContext, a: Artifact) -> Fragment:
     path = ctx.claim(f"/app/out/{stem_of(a)}.{out_fmt}")
     out = Artifact("records", path, fmt=out_fmt, table=Table(t.columns, t.types, tuple(rows)), label=a.label)
     order = f"by `{key}` ascending{tie_words(ties)}"
-    content = (f"Convert every row of `{a.path}` into `{path}` as {FMT_WORDS[out_fmt]}, using the column names as "
-               f"{'keys' if to_json else 'the header'}.")
+    names = "keys" if to_json else "the header"
+    content = ctx.rng.choice([
+        f"Convert every row of `{a.path}` into `{path}` as {FMT_WORDS[out_fmt]}, using the column names as {names}.",
+        f"Rewrite each row of `{a.path}` as {FMT_WORDS[out_fmt]} in `{path}`, with the column names as {names}.",
+        f"Turn `{a.path}` into `{path}`, {FMT_WORDS[out_fmt]} holding every row, the column names serving as {names}."])
     checks = table_output_checks(out, a.path, order, [list(r) for r in rows], content)
     sortexp = "[" + ", ".join(f".{c}" for c in [key] + ties) + "]"
     if to_json:
@@ -178,8 +187,11 @@ def _convert_build(ctx: StepContext, a: Artifact) -> Fragment:
         solve = (f"mkdir -p /app/out\n"
                  f"jq -r {slurp}'[{cols}] as $c | ($c | join(\",\")), (sort_by({sortexp})[] | [.[$c[]] | tostring] "
                  f"| join(\",\"))' {a.path} > {path}")
-    title = "Convert the table to JSON with jq" if to_json else "Convert the JSON records to CSV"
-    return Fragment(title, f"Reshape {describe(a)} into another format.", checks, solve, out)
+    title = ctx.rng.choice(["Convert the table to JSON with jq", "Turn the table into JSON", "Reshape the rows as JSON"]
+                           if to_json else ["Convert the JSON records to CSV", "Flatten the JSON into CSV"])
+    intro = ctx.rng.choice(["Reshape {d} into another format.", "The next consumer cannot read {d} as it is.",
+                            "{D} needs another format.", ""]).format(d=describe(a), D=describe(a)[0].upper() + describe(a)[1:])
+    return Fragment(title, intro, checks, solve, out)
 
 
 register(Recipe("json-convert", "data-processing", "Convert between CSV and JSON",
@@ -208,7 +220,9 @@ def tally_fragment(ctx: StepContext, a: Artifact, out_dir: str = "/app/out") -> 
                     [("tally_order", t_rows(path, "csv", ["value", "count"], [list(r) for r in rows], True))])]
     solve = (f"mkdir -p {out_dir}\n{{ echo 'value,count'; sort {a.path} | uniq -c | sort -k1,1nr -k2 "
              f"| awk '{{n=$1; sub(/^ *[0-9]+ /, \"\"); print $0 \",\" n}}'; }} > {path}")
-    return Fragment("Count distinct lines", f"Count how often each line of {describe(a)} occurs.", checks, solve, out)
+    intro = ctx.rng.choice(["Count how often each line of {d} occurs.", "Some lines of {d} repeat; tally them.",
+                            "How often does each line of {d} appear?"]).format(d=describe(a))
+    return Fragment(ctx.rng.choice(["Count distinct lines", "Tally the lines"]), intro, checks, solve, out)
 
 
 def _tally_seed(ctx: StepContext) -> Artifact:
