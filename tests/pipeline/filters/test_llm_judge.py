@@ -84,10 +84,11 @@ def _judge_rows(ws) -> dict[str, tuple]:
 
 
 def test_the_judge_gives_rule_judge_llm_verdicts_with_reason_and_quoted_line(judged_workspace):
-    with ReplayServer() as server:
+    with ReplayServer(latency_s=0.3) as server:
         server.add_rule(Rule(match="Skill:", reply=reply_for(GOOD)))
-        report = llm_judge.judge(judged_workspace, open_client(judged_workspace, make_settings(server)))
+        report = llm_judge.judge(judged_workspace, open_client(judged_workspace, make_settings(server, concurrency=2)))
         assert server.stats.chat_requests == 3  # the rule-rejected persona is not asked about
+        assert server.stats.max_in_flight == 2  # bounded, and concurrent
     assert (report.todo, report.accepted, report.rejected, report.warned) == (3, 2, 1, [])
     rows = _judge_rows(judged_workspace)
     assert set(rows) == {"tsv-tally", "sheet-merge", "log-window"}
