@@ -62,11 +62,17 @@ with scratch({worker!r}, {run_dir!r}, {log_dir!r}):
 _START = '''        assert ctl("start").returncode == 0
         pid = int(read_text({pidfile!r}).strip())
         assert alive(pid), "the pid in the pidfile is not running"
-        assert {worker!r} in Path(f"/proc/{{pid}}/cmdline").read_bytes().decode().replace("\\0", " ")
+        # Until the forked shell has exec'd the worker, its command line is the caller's: wait a little.
+        for _ in range(100):
+            cmd = Path(f"/proc/{{pid}}/cmdline").read_bytes().decode(errors="replace").replace("\\0", " ")
+            if {worker!r} in cmd:
+                break
+            time.sleep(0.05)
+        assert {worker!r} in cmd, f"pid {{pid}} runs {{cmd!r}}, not the worker"
         st = ctl("status")
         assert st.returncode == 0 and st.stdout.split() == ["running", str(pid)], (st.returncode, st.stdout)
         assert ctl("start").returncode == 0 and int(read_text({pidfile!r}).strip()) == pid, "a second start restarted it"
-        for _ in range(50):
+        for _ in range(150):
             if Path({log!r}).exists() and "watching {watch}" in read_text({log!r}):
                 break
             time.sleep(0.1)
