@@ -77,11 +77,13 @@ def infer_online(ws: Workspace, client: LLMClient, *, force: bool = False,
     rows = [r for _, r in todo.iterrows()]
     pending_pairs: list[tuple[str, ScenarioPair]] = []
     pending_fail: list[tuple[str, str]] = []
+    unusable: set[str] = set()  # skills whose reply stayed degenerate: no pair of this model may stand
     done = 0
 
     def flush() -> None:
         store.save_pairs(ws.db, pending_pairs, client.provider, model, template.version)
         store.save_failures(ws.db, pending_fail, client.provider, model)
+        store.drop_pairs(ws.db, [sid for sid, _ in pending_fail if sid in unusable], client.provider, model)
         pending_pairs.clear()
         pending_fail.clear()
 
@@ -108,6 +110,7 @@ def infer_online(ws: Workspace, client: LLMClient, *, force: bool = False,
                 {"role": "assistant", "content": result.text},
                 {"role": "user", "content": degenerate.reask_message(found)}])
             if found:
+                unusable.add(row["id"])
                 raise degenerate.DegenerateReply(found)  # stored as a failure, never as a pair
         return result.parsed
 

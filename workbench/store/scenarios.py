@@ -49,6 +49,15 @@ def save_failures(db: Database, failures: list[tuple[str, str]], provider: str, 
                         [[sid, reason[:2000], provider, model, now] for sid, reason in failures])
 
 
+def drop_pairs(db: Database, skill_ids: list[str], provider: str, model: str) -> None:
+    """Remove these skills' scenarios made by this provider and model: its current answer for
+    them was found unusable, so an older one from it must not stand in as valid."""
+    if skill_ids:
+        with db.write() as con:
+            con.executemany("DELETE FROM scenarios WHERE skill_id = ? AND provider = ? AND model = ?",
+                            [[sid, provider, model] for sid in skill_ids])
+
+
 def scenarios_for(db: Database, skill_id: str) -> pd.DataFrame:
     with db.read() as con:
         return con.execute(

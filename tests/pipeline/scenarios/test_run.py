@@ -13,6 +13,7 @@ from tests.helpers import write_skill
 from tests.workbench.llm.conftest import make_settings
 from workbench.llm.replay_server import ReplayServer, Rule
 from workbench.llm.runtime import open_client
+from workbench.models import ScenarioPair
 from workbench.store import scenarios as scen_store
 from workbench.store import skills as skill_store
 from workbench.store.status import workspace_status
@@ -173,3 +174,20 @@ def test_a_reply_still_degenerate_after_the_reask_is_a_failure_with_its_reason_n
 def _skill_id(ws, name: str) -> str:
     table = skill_store.skills_table(ws.db)
     return table[table["name"] == name].iloc[0]["id"]
+
+
+def test_a_forced_rerun_that_finds_a_stored_pair_degenerate_removes_it(small_workspace):
+    # A pair this model gave before the checks existed: a rerun must not leave it standing as valid.
+    sid = _skill_id(small_workspace, "dir-digest")
+    stale = DEGENERATE["same_text"]("dir-digest", "")
+    with ReplayServer() as server:
+        server.add_rule(Rule(match="Skill: dir-digest\n", reply=stale))
+        server.add_rule(Rule(match="Skill:", reply=_scripted_pair))
+        settings = make_settings(server)
+        client = open_client(small_workspace, settings)
+        scen_store.save_pairs(small_workspace.db, [(sid, ScenarioPair.model_validate(stale))], client.provider,
+                              settings.model, "old-template")
+        infer_online(small_workspace, client, force=True)
+    assert scen_store.scenarios_for(small_workspace.db, sid).empty
+    assert scen_store.failure_for(small_workspace.db, sid)["reason"].startswith("DegenerateReply")
+    assert len(scen_store.scenarios_for(small_workspace.db, _skill_id(small_workspace, "tsv-tally"))) == 2
