@@ -7,7 +7,7 @@ import re
 from pipeline.ingest import skill_markdown as smd
 from pipeline.ingest import value_bounds
 from pipeline.ingest.value_bounds import MAX_NAME_CHARS
-from pipeline.taxonomy import infer_category, normalize_category
+from pipeline.taxonomy import CATEGORIES, infer_category, normalize_category
 from workbench.models import ParsedSkill
 
 # Real collections name skills with titles ("Helm Chart Diff & Upgrade Manager", "SSL/TLS …"):
@@ -54,11 +54,11 @@ def build_skill(text: str, *, where: str, skill_key: str, source_kind: str, sour
     meta = fm.get("metadata") if isinstance(fm.get("metadata"), dict) else {}
     inputs = smd.extract_section_items(md, smd._INPUT_SECTIONS) or smd.as_list(meta.get("inputs"))
     outputs = smd.extract_section_items(md, smd._OUTPUT_SECTIONS) or smd.as_list(meta.get("outputs"))
-    given_category = meta.get("category") or fm.get("category")
-    if given_category:
-        category, inferred = normalize_category(str(given_category)), False
-    else:
-        category = infer_category(name, description, md.body, bins)
+    given_category = str(meta.get("category") or fm.get("category") or "")
+    category, inferred = normalize_category(given_category), False
+    if category not in CATEGORIES:  # none declared, or a collection's own label: weigh the evidence
+        category = infer_category(name, description, md.body, sorted(set(declared_bins) | set(tool_bins)),
+                                  code_lines=md.code_lines, declared=given_category, skill_key=skill_key)
         inferred = True
     os_list = smd.as_list(claw.get("os") or fm.get("os"))
     version = fm.get("version")
