@@ -12,11 +12,13 @@ import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
+from pipeline.filters.reasons import primary_reason
+from workbench import cli_evaluate
 from workbench.console import err
-from workbench.store.export_rows import SKILL_STATUSES, SkillRow, run_exists, skill_rows, task_rows
+from workbench.store.export_rows import SKILL_STATUSES, FiredRule, SkillRow, run_exists, skill_rows, task_rows
 from workbench.workspace import Workspace
 
-SKILL_CSV_COLUMNS = ("id", "name", "source_path", "status", "category", "tools", "binaries", "rules")
+SKILL_CSV_COLUMNS = ("id", "name", "source_path", "status", "reason", "category", "tools", "binaries", "rules")
 LIST_SEPARATOR = "; "
 
 
@@ -26,7 +28,7 @@ def skills_csv(rows: list[SkillRow]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(SKILL_CSV_COLUMNS)
     for r in rows:
-        w.writerow([r.id, r.name, r.source_path, r.status, r.category or "", LIST_SEPARATOR.join(r.tools),
+        w.writerow([r.id, r.name, r.source_path, r.status, r.reason or "", r.category or "", LIST_SEPARATOR.join(r.tools),
                     LIST_SEPARATOR.join(r.binaries), json.dumps([asdict(x) for x in r.rules], ensure_ascii=False)])
     return buf.getvalue()
 
@@ -57,9 +59,18 @@ def _emit(text: str, n_rows: int, out_path: Path | None) -> int:
     return 0
 
 
+def rules_reason(rules: list[FiredRule]) -> str | None:
+    return primary_reason((r.rule, r.verdict) for r in rules)
+
+
+def current_skill_rows(ws: Workspace, statuses: list[str] | None = None) -> list[SkillRow]:
+    """The export rows with the reason each skill that is not accepted shows."""
+    return skill_rows(ws.db, statuses, rules_reason)
+
+
 def cmd_skills_export(args) -> int:
     ws = Workspace.open(args.workspace)
-    rows = skill_rows(ws.db, args.status)
+    rows = current_skill_rows(ws, args.status)
     return _emit(skills_csv(rows) if args.format == "csv" else jsonl(rows), len(rows), args.out)
 
 
@@ -77,8 +88,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s = sub.add_parser("skills", parents=[common], help="the workspace's skills")
     ssub = s.add_subparsers(dest="skills_command", required=True)
     se = ssub.add_parser("export", parents=[common],
-                         help="one row per current skill: id, name, source path, status, category, tools, "
-                              "binaries, the rules that fired and their evidence")
+                         help="one row per current skill: id, name, source path, status, reason (why it is not "
+                              "accepted), category, tools, binaries, the rules that fired and their evidence")
     se.add_argument("--format", choices=["jsonl", "csv"], default="jsonl",
                     help="jsonl (default): one JSON object a line; csv: lists joined with '; ', "
                          "rules as a JSON string column")
@@ -86,6 +97,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
                     help="only skills of these statuses (curation applied); may be given more than once")
     se.add_argument("--out", type=Path, default=None, help="write to this file instead of stdout")
     se.set_defaults(func=cmd_skills_export)
+    cli_evaluate.add_command(ssub, common, current_skill_rows)
 
     s = sub.add_parser("tasks", parents=[common], help="the synthesized tasks")
     tsub = s.add_subparsers(dest="tasks_command", required=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from pipeline.binaries import KNOWN_BINS
+from pipeline.filters import external
 from pipeline.ingest.skill_markdown import openclaw_meta
 from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed, scan
 from workbench.models import Outcome, ParsedSkill
@@ -34,12 +35,9 @@ _PAID = compile_all(
     r"https?://[\w.-]+\.(internal|corp|intranet|lan)\b",
     # a login to a host on a private network that a sandbox will never reach
     r"\b(ssh|scp|sftp|rsync|telnet|mosh)\b[^\n]*?\b(10\.\d{1,3}|192\.168|172\.(1[6-9]|2\d|3[01]))\.\d{1,3}\.\d{1,3}\b",
-    r"\b(salesforce|snowflake|pinecone|datadog|splunk cloud|servicenow|workday|zendesk|hubspot|"
-    r"twilio|sendgrid|stripe)\b.{0,60}\b(api|account|key|token|instance|org)\b",
+    # SaaS vendors' accounts and keys are needs.saas / needs.api_key (pipeline/filters/external.py)
 )
-_PAID_ENV = re.compile(
-    r"^(OPENAI|ANTHROPIC|PINECONE|SALESFORCE|SF|SNOWFLAKE|DATADOG|DD|STRIPE|TWILIO|SENDGRID|"
-    r"HUBSPOT|ZENDESK|SERVICENOW|SPLUNK|WEAVIATE|COHERE)_|PAYMENT|BILLING|LICENSE_KEY", re.I)
+_BILLING_ENV = re.compile(r"PAYMENT|BILLING|LICENSE_KEY", re.I)
 
 _NON_LINUX = compile_all(
     r"\bbrew\s+(install|services)\b", r"\blaunchctl\b", r"\bpowershell\b", r"\b\w+\.exe\b",
@@ -61,15 +59,20 @@ def gui(skill: ParsedSkill) -> RuleResult:
 
 
 def paid_service(skill: ParsedSkill) -> RuleResult:
-    env_hits = [e for e in skill.env_vars if _PAID_ENV.search(e)]
-    hits = find_lines(skill.raw_text, _PAID)
-    if env_hits and not hits:
+    """A paid plan, a private network, or the key of an API billed by use (external.metered)."""
+    env_hits = [e for e in skill.env_vars if _BILLING_ENV.search(e) or external.metered(e)]
+    core, optional = external.metered_lines(skill)
+    hits = sorted(set(find_lines(skill.raw_text, _PAID)) | set(core))[:3]
+    if env_hits:   # declared in the metadata: the need is certain, whatever the text says
         return RuleResult("executable.paid_service", Outcome.FAIL,
                           f"needs credentials of a paid service: {', '.join(env_hits)}",
                           "metadata.openclaw.requires.env")
     if hits:
         return from_hits("executable.paid_service", Outcome.FAIL,
                          "needs a paid or private service", hits)
+    if optional:
+        return from_hits("executable.paid_service", Outcome.WARN,
+                         "can optionally use an API billed by use", optional)
     return passed("executable.paid_service", "no paid or private service needed")
 
 

@@ -26,7 +26,7 @@ def test_skills_export_has_one_row_per_current_skill_with_the_rules_that_fired(d
     counts = workspace_status(ws.db)["skills"]
     assert len(rows) == counts["total"] and len({x["id"] for x in rows}) == counts["total"]
     assert sum(x["status"] == "rejected" for x in rows) == counts["rejected"] > 0
-    assert set(rows[0]) == {"id", "name", "source_path", "status", "category", "tools", "binaries", "rules"}
+    assert set(rows[0]) == {"id", "name", "source_path", "status", "reason", "category", "tools", "binaries", "rules"}
 
     # A skill of the demo corpus rejected for needing a desktop: the rule, its evidence and line.
     gui = next(x for x in rows if x["name"] == "archive-manager-bulk-extract")
@@ -35,6 +35,7 @@ def test_skills_export_has_one_row_per_current_skill_with_the_rules_that_fired(d
     assert fired["executable.gui"]["verdict"] == "fail"
     assert "Nautilus" in fired["executable.gui"]["evidence"]
     assert fired["executable.gui"]["location"] == "SKILL.md:24" and fired["executable.gui"]["line"] == 24
+    assert gui["reason"] == "gui"   # the one label reason the rejection shows
     assert "apt-get" in gui["binaries"] and "Bash" in gui["tools"]
 
     # Every rejected row names each failing rule the store holds for it, with the same evidence.
@@ -45,7 +46,8 @@ def test_skills_export_has_one_row_per_current_skill_with_the_rules_that_fired(d
         got = {(f["rule"], f["verdict"], f["evidence"]) for f in by_id[sid]["rules"]}
         assert got == expected and any(v == "fail" for _, v, _ in got), sid
     # nothing is curated here, so an accepted skill is one where every rule passed
-    assert all(x["rules"] == [] for x in rows if x["status"] == "accepted")
+    assert all(x["rules"] == [] and x["reason"] is None for x in rows if x["status"] == "accepted")
+    assert all(x["reason"] for x in rows if x["status"] == "rejected")
 
 
 def test_skills_export_status_filter_and_csv(demo_workspace, tmp_path):
@@ -63,7 +65,7 @@ def test_skills_export_status_filter_and_csv(demo_workspace, tmp_path):
     assert r.stdout == "" and f"Wrote {counts['accepted'] + counts['rejected']} rows" in r.stderr
     table = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert len(table) == counts["accepted"] + counts["rejected"]
-    assert list(table[0]) == ["id", "name", "source_path", "status", "category", "tools", "binaries", "rules"]
+    assert list(table[0]) == ["id", "name", "source_path", "status", "reason", "category", "tools", "binaries", "rules"]
     gui = next(x for x in table if x["name"] == "archive-manager-bulk-extract")
     assert "apt-get" in gui["binaries"].split("; ")
     rules = json.loads(gui["rules"])

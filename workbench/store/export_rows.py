@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from workbench.store.connection import Database
@@ -32,6 +33,7 @@ class SkillRow:
     tools: list[str]
     binaries: list[str]
     rules: list[FiredRule] = field(default_factory=list)
+    reason: str | None = None  # why it is not accepted (a label reason); None when accepted
 
 
 @dataclass(frozen=True)
@@ -60,8 +62,11 @@ def _line_of(location: str | None) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def skill_rows(db: Database, statuses: list[str] | None = None) -> list[SkillRow]:
-    """Every current skill (curation applied), optionally only those of the given statuses."""
+def skill_rows(db: Database, statuses: list[str] | None = None,
+               reason_of: Callable[[list[FiredRule]], str | None] | None = None) -> list[SkillRow]:
+    """Every current skill (curation applied), optionally only those of the given statuses.
+    `reason_of` names why a skill that is not accepted is not, from its fired rules (the
+    entry point passes pipeline.filters.reasons; the store knows no rules)."""
     bad = sorted(set(statuses or ()) - set(SKILL_STATUSES))
     if bad:
         raise ValueError(f"unknown status {', '.join(bad)}; choose from {', '.join(SKILL_STATUSES)}")
@@ -78,9 +83,13 @@ def skill_rows(db: Database, statuses: list[str] | None = None) -> list[SkillRow
     by_skill: dict[str, list[FiredRule]] = {}
     for sid, rule, outcome, evidence, location in fired:
         by_skill.setdefault(sid, []).append(FiredRule(rule, outcome, evidence, location, _line_of(location)))
-    return [SkillRow(sid, name, source_path, status, category, list(tools or []), list(bins or []),
-                     by_skill.get(sid, []))
-            for sid, name, source_path, status, category, tools, bins in skills]
+    rows = []
+    for sid, name, source_path, status, category, tools, bins in skills:
+        rules = by_skill.get(sid, [])
+        reason = reason_of(rules) if reason_of and status != "accepted" else None
+        rows.append(SkillRow(sid, name, source_path, status, category, list(tools or []), list(bins or []),
+                             rules, reason))
+    return rows
 
 
 def run_exists(db: Database, run_id: str) -> bool:

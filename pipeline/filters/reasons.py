@@ -1,0 +1,77 @@
+"""Which curation reason each filter rule stands for, and the one reason a rejected skill shows.
+
+The reasons are the ones people use when they label skills by hand (labels.jsonl of the dev
+corpus): a skill is rejected because it needs a GUI, another OS, a paid service, an account, a
+network service, has no workflow, is not terminal work, is unsafe, or is a duplicate.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from workbench.models import FilterVerdict, Outcome
+
+REASONS = ("unsafe", "duplicate", "os", "gui", "not_terminal_work", "paid_service", "needs_account",
+           "needs_network_service", "no_workflow")
+
+# rule name -> label reason. Every rule the runner registers has a row (tests check it).
+RULE_REASONS: dict[str, str] = {
+    "executable.gui": "gui",
+    "executable.os": "os",
+    # a binary no Debian/PyPI package provides: the machine cannot be given what it needs
+    "executable.binaries": "os",
+    "executable.paid_service": "paid_service",
+    "workflow.steps": "no_workflow",
+    "workflow.not_terminal": "not_terminal_work",
+    "safety.destructive": "unsafe",
+    "safety.exfiltration": "unsafe",
+    "safety.prompt_injection": "unsafe",
+    "safety.remote_code": "unsafe",
+    "safety.jailbreak": "unsafe",
+    "dedup.near_duplicate": "duplicate",
+    "needs.account": "needs_account",
+    # a hosted product where the work happens: the labels call Netlify, Sentry, Apify ... accounts
+    "needs.saas": "needs_account",
+    "needs.mcp": "needs_account",
+    # a metered API key (LLM providers, E2B, Browserless) is executable.paid_service instead
+    "needs.api_key": "needs_account",
+    "needs.wallet": "paid_service",
+    "needs.network_service": "needs_network_service",
+}
+
+# A rule added later without a row still gets its family's reason.
+_FAMILY_REASONS = {"safety": "unsafe", "dedup": "duplicate", "workflow": "no_workflow",
+                   "needs": "needs_account", "executable": "os"}
+
+# The order in which a rejected skill's reasons win, most decisive first:
+# - unsafe: a hazard is reported whatever else is wrong;
+# - duplicate: a copy is dropped even when it is otherwise fine;
+# - os, gui: the skill cannot run on a headless Linux machine at all;
+# - not_terminal_work: the work itself is not done in a shell, whatever it would use;
+# - paid_service, needs_account, needs_network_service: what the tool needs from outside,
+#   from the costliest thing to get (money), to an identity with a vendor, to a server one
+#   could run oneself. These are properties of the tool: a fuller text would not fix them;
+# - no_workflow last: it is a property of this text, and the one cause left when nothing
+#   else is wrong (hand labels name the outside need first when both hold).
+PRIORITY = REASONS
+
+
+def reason_of(rule: str) -> str | None:
+    """The label reason of one rule name; None for a rule that says nothing about fitness
+    (e.g. `error.<rule>`, a crashed rule)."""
+    if rule in RULE_REASONS:
+        return RULE_REASONS[rule]
+    return _FAMILY_REASONS.get(rule.split(".", 1)[0])
+
+
+def primary_reason(verdicts: Iterable[FilterVerdict | tuple[str, str]]) -> str | None:
+    """The one reason a skill shows: among its failed rules (or, with none failed, its
+    warnings) the reason that comes first in PRIORITY; None when no rule fired.
+
+    Takes verdicts or (rule, outcome) pairs."""
+    pairs = [(v.rule, str(v.outcome)) if isinstance(v, FilterVerdict) else (v[0], str(v[1]))
+             for v in verdicts]
+    for outcome in (Outcome.FAIL, Outcome.WARN):
+        found = {reason_of(rule) for rule, o in pairs if o == outcome} - {None}
+        if found:
+            return min(found, key=PRIORITY.index)
+    return None
