@@ -197,8 +197,9 @@ _PATTERNS = {
 }
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 # Phrases whose words are terms of another meaning: signing in is not a log file, a neural
-# network is not networking.
-_FALSE_FRIENDS = re.compile(r"\blog(?:ging|ged|s)?\s+(?:in|into|on|out)\b|\b(?:neural|social|professional)\s+networks?\b")
+# network is not networking, a regression test is not a statistical regression.
+_FALSE_FRIENDS = re.compile(r"\blog(?:ging|ged|s)?\s+(?:in|into|on|out)\b|\b(?:neural|social|professional)\s+networks?\b"
+                            r"|\bregressions?\s+(?:tests?|testing|suites?|coverage)\b")
 _WRAPPERS = {"sudo", "env", "time", "nohup", "exec", "command", "xargs"}
 
 

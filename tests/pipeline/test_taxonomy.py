@@ -135,6 +135,8 @@ def test_false_friends_are_not_terms():
     assert infer_category("shell-history", "Search shell history ranked by a small neural network.", "", []) \
         == UNCATEGORIZED
     assert infer_category("crm-notes", "Log in to the CRM and log into the admin area.", "", []) == UNCATEGORIZED
+    assert infer_category("replay-traffic", "Generate regression tests and widen regression coverage.", "", []) \
+        == UNCATEGORIZED
 
 
 def test_a_category_folder_above_the_package_counts():
