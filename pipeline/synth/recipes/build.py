@@ -91,7 +91,8 @@ def _script_build(ctx: StepContext, a: Artifact) -> Fragment:
     bugs = [b for b in bugs if b != "rounds" or any(r[2] != int(round(r[2])) for r in good)]
     bug = rng.choice(bugs)
     field, bad_line = BUGS[bug]
-    script = ctx.add_input(ctx.claim("/app/tools/summarize.py"), SCRIPT % {**GOOD, field: bad_line}, executable=True)
+    script = ctx.add_input(ctx.claim(ctx.rng.choice(["/app/tools/summarize.py", "/app/bin/summarize.py", "/app/scripts/summarize.py"])),
+                           SCRIPT % {**GOOD, field: bad_line}, executable=True)
     path = ctx.claim(f"/app/out/{stem_of(a)}_{g}_totals.csv")
     out = Artifact("records", path, fmt="csv", table=Table((g, "count", "total"), ("str", "int", "float"), tuple(good)),
                    label=f"{a.label}_{g}_totals")
@@ -103,8 +104,10 @@ def _script_build(ctx: StepContext, a: Artifact) -> Fragment:
                                  f"as `count` and the sum of `{num}` rounded to 2 decimals as `total`.")
     sample = "".join(f"{k},{v}\n" for k, v in SAMPLE)
     expected = _summ(SAMPLE, 0, 1)
-    checks.append(Check(f"Fix `{script}` so that for any input it does what its docstring says, keeping its command-line "
-                        f"interface.",
+    checks.append(Check(ctx.rng.choice([
+        f"Fix `{script}` so that for any input it does what its docstring says, keeping its command-line interface.",
+        f"Repair `{script}` so that its output matches its docstring for every input, with the same command line.",
+        f"Make `{script}` behave as its docstring describes on any input, without changing how it is called."]),
                         [("script_fixed", f"d = tempfile.mkdtemp()\nPath(d, 'in.csv').write_text('team,hours\\n' + {sample!r})\n"
                                           f"p = run(['python3', {script!r}, d + '/in.csv', d + '/out.csv', '--by', 'team', '--sum', 'hours'])\n"
                                           f"assert p.returncode == 0, p.stderr\ncols, rows = read_table(d + '/out.csv')\n"
@@ -112,8 +115,11 @@ def _script_build(ctx: StepContext, a: Artifact) -> Fragment:
     solve = (f"python3 - <<'PY'\nfrom pathlib import Path\np = Path({script!r})\n"
              f"p.write_text(p.read_text().replace({bad_line!r}, {GOOD[field]!r}))\nPY\n"
              f"mkdir -p /app/out\n{usage}")
-    intro = (f"`{script}` summarises tables like {describe(a)}, but people report that its totals are wrong.")
-    return Fragment("Debug the summary script", intro, checks, solve, out)
+    intro = ctx.rng.choice(["`{s}` summarises tables like {d}, but people report that its totals are wrong.",
+                            "The totals that `{s}` prints for tables like {d} do not add up.",
+                            "Somebody changed `{s}` and since then its summaries of {d} look off."]).format(s=script, d=describe(a))
+    title = ctx.rng.choice(["Debug the summary script", "Fix the summary script", "Find the bug in the report script"])
+    return Fragment(title, intro, checks, solve, out)
 
 
 register(Recipe("script-debug", "software-build-debug", "Fix a buggy script", _fits, lambda ctx: seed_records(ctx),
@@ -317,7 +323,7 @@ def _entries(a: Artifact) -> int:
 
 def _unittest_build(ctx: StepContext, a: Artifact) -> Fragment:
     import hashlib
-    tool = ctx.claim("/app/tools/entrycount")
+    tool = ctx.claim(ctx.rng.choice(["/app/tools/entrycount", "/app/src/entrycount", "/app/opt/entrycount"]))
     ctx.add_input(f"{tool}/entrycount.py", COUNTER_BUGGY, executable=True)
     ctx.add_input(f"{tool}/tests/test_entrycount.py", COUNTER_TESTS)
     digest = hashlib.sha256(COUNTER_TESTS.encode()).hexdigest()
@@ -331,13 +337,21 @@ def _unittest_build(ctx: StepContext, a: Artifact) -> Fragment:
              "    assert r.returncode == 0, r.stderr\n    return json.loads(r.stdout)['entries']\n"
              "assert [count(os.path.join(tmp, p)) for p in ['t/a.csv', 't/x/y/z.txt', 't/x/w.json', 't']] == [2, 2, 2, 3]")
     checks = [
-        Check(f"Fix the bugs in `{tool}/entrycount.py` so that it does what its docstring says and the unit tests in "
-              f"`{tool}/tests` pass with `python3 -m unittest discover -s {tool}/tests`, without changing `{tool}/tests/test_entrycount.py`.",
+        Check(ctx.rng.choice([
+            f"Fix the bugs in `{tool}/entrycount.py` so that it does what its docstring says and the unit tests in "
+            f"`{tool}/tests` pass with `python3 -m unittest discover -s {tool}/tests`, without changing "
+            f"`{tool}/tests/test_entrycount.py`.",
+            f"Make `python3 -m unittest discover -s {tool}/tests` pass by repairing `{tool}/entrycount.py` to match its "
+            f"docstring, leaving `{tool}/tests/test_entrycount.py` as it is.",
+            f"Repair `{tool}/entrycount.py` until it behaves as documented and `python3 -m unittest discover -s "
+            f"{tool}/tests` succeeds, with `{tool}/tests/test_entrycount.py` untouched."]),
               [("unittests", f"r = run(['python3', '-m', 'unittest', 'discover', '-s', {tool + '/tests'!r}], cwd={tool!r})\n"
                              f"assert r.returncode == 0, r.stderr[-2000:]\nassert 'Ran 6 tests' in r.stderr, r.stderr[-500:]\n"
                              f"assert sha256_of({tool + '/tests/test_entrycount.py'!r}) == {digest!r}"),
                ("behaviour", extra)]),
-        Check(f"Write the JSON object the fixed tool prints for `{a.path}` to `{report}`.",
+        Check(ctx.rng.choice([f"Write the JSON object the fixed tool prints for `{a.path}` to `{report}`.",
+                              f"Run the repaired tool on `{a.path}` and save the JSON object it prints as `{report}`.",
+                              f"Save what the fixed tool prints for `{a.path}` (one JSON object) in `{report}`."]),
               [("report", f"data = json.loads(read_text({report!r}))\n"
                           f"assert data == {{'path': {a.path!r}, 'entries': {n}}}, data")]),
     ]
@@ -352,9 +366,12 @@ open(p, "w").write(src[:start] + {COUNTER_FIXED!r} + "\\n\\n" + src[end:])
 PY
 (cd {tool} && python3 -m unittest discover -s tests)
 python3 {tool}/entrycount.py {a.path} > {report}"""
-    intro = (f"`{tool}` holds a small command-line tool that reports how many entries a data file holds; its unit "
-             f"tests fail. Fix it, then use it on {describe(a)}.")
-    return Fragment("Fix the failing unit tests", intro, checks, solve, a)
+    intro = ctx.rng.choice(["`{t}` holds a small command-line tool that reports how many entries a data file holds; its "
+                            "unit tests fail. Fix it, then use it on {d}.",
+                            "The entry counter in `{t}` fails its own tests; repair it and count {d} with it.",
+                            "Before counting {d}, the tool in `{t}` needs its failing unit tests fixed."]).format(t=tool, d=describe(a))
+    title = ctx.rng.choice(["Fix the failing unit tests", "Make the unit tests pass", "Repair the entry counter"])
+    return Fragment(title, intro, checks, solve, a)
 
 
 register(Recipe("unittest-fix", "software-build-debug", "Fix a tool until its unit tests pass",
