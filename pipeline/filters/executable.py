@@ -7,22 +7,9 @@ import re
 from pipeline.binaries import KNOWN_BINS
 from pipeline.filters import external
 from pipeline.ingest.skill_markdown import openclaw_meta
-from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed, scan
+from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed
+from pipeline.filters.gui import gui  # its own module: the GUI words need context checks
 from workbench.models import Outcome, ParsedSkill
-
-_GUI_STRONG = compile_all(
-    r"\b(click|double-click|right-click|tap)\s+(on\s+)?(the\s+)?[\w\s\"'“”&-]{0,40}?\b(button|menu|icon|"
-    r"tab|dialog|window|toolbar|checkbox|link)\b",
-    r"\b(click|double-click|press)\s+(on\s+)?[\"'“*]*(ok|next|finish|apply|install now|save)\b[\"'”*]*\s*(button)?",
-    r"\bdrag(ging)?[- ]and[- ]drop",
-    r"\b(drag|drop)\b.{0,40}\b(window|onto|into the)\b",
-    r"\b(gimp|photoshop|illustrator|microsoft excel|ms excel|excel\.exe|finder|file explorer|"
-    r"windows explorer|nautilus|system preferences|control panel|xcode gui|libreoffice calc)\b",
-    r"\b(graphical|gui)\s+(installer|wizard|application|app|client|tool|desktop)\b",
-    r"\b(open|launch|start)\b.{0,30}\bdesktop (app|application)\b",
-    r"\bscreenshot\b.{0,30}\bpaste\b",
-)
-_GUI_NEGATED = re.compile(r"\b(no|without|non|headless|instead of)[- ]+(a\s+)?(gui|graphical|desktop)", re.I)
 
 _PAID = compile_all(
     r"\b(paid|premium|pro|business|enterprise)\s+(plan|tier|subscription|account|license|edition)\b",
@@ -51,11 +38,6 @@ _ONLY_ELSEWHERE = compile_all(
 )
 _LINUX_INSTALL = re.compile(r"\b(apt(-get)?|dnf|yum|pacman|apk)\s+(-\S+\s+)*install\b")
 _LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
-
-
-def gui(skill: ParsedSkill) -> RuleResult:
-    text = "\n".join(ln for ln in skill.raw_text.splitlines() if not _GUI_NEGATED.search(ln))
-    return scan("executable.gui", text, _GUI_STRONG, "needs a graphical desktop", "no step needs a graphical desktop")
 
 
 def paid_service(skill: ParsedSkill) -> RuleResult:
