@@ -157,7 +157,11 @@ _SKIP_PREFIX = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "bu
 _NOT_TOOLS = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "if", "fi", "for", "while", "done",
                         "case", "esac", "function", "return", "local", "read", "echo", "printf", "true", "false",
                         "exit", "shift", "eval", "trap", "wait", "test", "[", "[[", "{", "}", "(", ")", "in", "let",
-                        "declare", "readonly", "type", "which", "pwd", "sleep", "else", "elif", "until", "select"})
+                        "declare", "readonly", "type", "which", "pwd", "sleep", "else", "elif", "until", "select",
+                        # code pasted into a shell block
+                        "import", "from", "def", "class", "with", "try", "except", "finally", "raise", "break",
+                        "continue", "pass", "print", "const", "var", "async", "await", "lambda", "yield", "del",
+                        "global", "assert", "not", "and", "or", "is", "none", "null"})
 _TOOLISH = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _SINGLE_QUOTED = re.compile(r"'[^']*'")
@@ -223,9 +227,11 @@ class _Collector:
 
 def _commands(line: str) -> list[list[str]]:
     line = line.strip()
-    if line.startswith(("$ ", "% ", "> ", "# ")) and not line.startswith("# ") or line.startswith("$ "):
+    if line[:2] in ("$ ", "% ", "> "):   # a prompt
         line = line[2:]
     line = re.sub(r"\s#\s.*$", "", line)
+    if "$(" in line or "`" in line:    # a command substitution is a command of its own
+        line = line.replace("$(", " ; ").replace("`", " ; ")
     if "'" in line or '"' in line:
         # a quoted program (a jq filter, an awk script) is one argument, not commands or files
         line = _SINGLE_QUOTED.sub("''", line)
@@ -256,7 +262,7 @@ def _is_tool(exe: str, bins: frozenset[str], strict: bool) -> bool:
 
 def _code_command(c: _Collector, toks: list[str], evidence: str, line: int, strict: bool) -> None:
     exe, sub = _command_key(toks)
-    if not _is_tool(exe, c.bins, strict):
+    if not _is_tool(exe, c.bins, strict) or (len(toks) > 1 and toks[1] in ("=", "+=", ":=", "==", "(", ":")):
         return
     c.tools.setdefault(exe, None)
     flags = " ".join(t for t in toks[1:] if t.startswith("-"))
@@ -402,6 +408,7 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
     _prose(c, [(None, str(item), "consumes") for item in inputs] + [(None, str(item), "produces") for item in outputs],
            INPUT_SECTION, INPUT_SECTION)
     prose: list[tuple[int | None, str, str | None]] = []
+    pending: list[str] = []
     lines = raw_text.splitlines()
     fence: str | None = None
     lang = ""
@@ -418,6 +425,11 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
         if fence is not None:
             if lang in _SHELL_LANGS:
                 stripped = text.strip()
+                if stripped.endswith("\\"):      # continued: the next line holds more arguments
+                    pending.append(stripped[:-1])
+                    continue
+                if pending:
+                    stripped, pending = " ".join(pending + [stripped]), []
                 if stripped and not stripped.startswith("#"):
                     if _has_loopback(stripped.lower()):
                         c.add("consumes", "http-service", None, CODE, stripped, n + 1)

@@ -243,6 +243,11 @@ LANGUAGE_BY_COMMAND: dict[str, str] = {
     "gofmt": "Go", "cargo": "Rust", "rustc": "Rust", "rustfmt": "Rust", "gcc": "C", "clang": "C", "cc": "C",
     "g++": "C++", "cmake": "C++", "make": "C", "mvn": "Java", "gradle": "Java", "rspec": "Ruby",
     "phpunit": "PHP", "ctest": "C++", "zig": "Zig"}
+# A kind that already says another ("a git repository with a history of commits" says "a git
+# repository"): a state naming both names only the first.
+IMPLIES: dict[str, str] = {"git-history": "git-repository", "test-suite": "source-tree",
+                           "build-project": "source-tree"}
+
 # Kinds a prose word names only as a result ("writes a report", "plots a chart"): a word
 # alone never makes them an input.
 OUTPUT_ONLY = frozenset({"report", "plot-image", "http-response"})
@@ -273,6 +278,19 @@ def language_of_file(filename: str) -> str | None:
     return LANGUAGE_BY_EXTENSION.get(filename.rsplit(".", 1)[-1].lower()) if "." in filename else None
 
 
+# States of skills with thin evidence: about their main tool, else their own topic (so they
+# never pile into one hub). Pre and post are worded apart on purpose: with the same long
+# topic in both, "material about X" / "a finished X result" embed as one node (a self-loop).
+# What such skills leave is, in practice, a written document: saying so (Markdown) lets a
+# bridge carry a path on to skills that read documents.
+EMPTY_WITH_TOOL = "An empty working directory is ready on a machine where {tool} is installed."
+EMPTY_FOR_TOPIC = "An empty working directory is ready for {topic}."
+TOOL_INPUTS = "{tool} is installed, and the files it works on are in the working directory."
+TOOL_SUMMARY = "A Markdown summary of what {tool} reported is in the working directory."
+TOPIC_INPUTS = "The working directory holds the inputs of {topic}."
+TOPIC_SUMMARY = "A Markdown document with the results of {topic} is in the working directory."
+
+
 def report_on(kind_name: str, qualifier: str | None = None) -> str:
     """What a skill that only reads or checks a kind leaves behind: a report about it."""
     subject = kind(kind_name).what(qualifier)
@@ -282,7 +300,8 @@ def report_on(kind_name: str, qualifier: str | None = None) -> str:
 def present_state(kinds: list[tuple[str, str | None]]) -> str:
     """One text for several kinds present at once, in vocabulary order (so the same set of
     kinds always reads the same); kinds in the working directory share one sentence."""
-    ordered = sorted(set(kinds), key=lambda kq: (ORDER[kq[0]], kq[1] or ""))
+    implied = {IMPLIES[k] for k, _ in kinds if k in IMPLIES}
+    ordered = sorted({(k, q) for k, q in kinds if k not in implied}, key=lambda kq: (ORDER[kq[0]], kq[1] or ""))
     in_workdir = [kind(k).what(q) for k, q in ordered if kind(k).present_template == IN_WORKDIR]
     out, joined = [], False
     for k, q in ordered:

@@ -81,13 +81,13 @@ def canonical_pair(arts: SkillArtifacts, name: str, bins: list[str]) -> tuple[st
     if pre_kinds:
         pre = voc.present_state(pre_kinds)
     elif produced and tool:
-        pre = f"An empty working directory is ready on a machine where {tool} is installed."
+        pre = voc.EMPTY_WITH_TOOL.format(tool=tool)
     elif produced:
-        pre = f"An empty working directory is ready for {_topic(name)}."
+        pre = voc.EMPTY_FOR_TOPIC.format(topic=_topic(name))
     elif tool:
-        pre = f"Input files for {tool} are in the working directory, and {tool} is installed."
+        pre = voc.TOOL_INPUTS.format(tool=tool)
     else:
-        pre = f"Material about {_topic(name)} is gathered in the working directory."
+        pre = voc.TOPIC_INPUTS.format(topic=_topic(name))
     if produced:
         fresh = [(k, q) for k, q in produced if k not in consumed]
         again = [(k, q) for k, q in produced if k in consumed]
@@ -97,9 +97,9 @@ def canonical_pair(arts: SkillArtifacts, name: str, bins: list[str]) -> tuple[st
         k, q = pre_kinds[0]
         post = voc.report_on(k, q)
     elif tool:
-        post = f"Files written by {tool} are in the working directory."
+        post = voc.TOOL_SUMMARY.format(tool=tool)
     else:
-        post = f"A finished {_topic(name)} result has been saved in the working directory."
+        post = voc.TOPIC_SUMMARY.format(topic=_topic(name))
     return pre, post
 
 

@@ -84,3 +84,8 @@ def test_report_on_a_kind():
 def test_unknown_kind_is_a_clear_error():
     with pytest.raises(KeyError, match="unknown state kind 'spreadsheet-thing'"):
         voc.kind("spreadsheet-thing")
+
+
+def test_a_kind_implied_by_another_is_not_said_twice():
+    assert voc.present_state([("git-repository", None), ("git-history", None)]) == voc.kind("git-history").present()
+    assert voc.present_state([("source-tree", "Go"), ("test-suite", "Go")]) == voc.kind("test-suite").present("Go")
