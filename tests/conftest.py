@@ -120,3 +120,17 @@ def dev_workspace_template(dev_corpus, tmp_path_factory) -> Path:
     ws = Workspace.open(root)
     ingest(ws, [dev_corpus])
     return root
+
+
+@pytest.fixture(scope="session")
+def dev_graph_template(dev_workspace_template, tmp_path_factory) -> Path:
+    """The dev corpus with offline scenarios and a graph built as `workbench graph build` does
+    (once per session); copy it before changing it."""
+    from pipeline.graph.build import BuildOptions, build_graph
+    from pipeline.scenarios.run import infer_offline
+    root = tmp_path_factory.mktemp("dev-graph") / "ws"
+    shutil.copytree(dev_workspace_template, root)
+    ws = Workspace.open(root)
+    infer_offline(ws)
+    build_graph(ws, BuildOptions())
+    return root

@@ -138,8 +138,11 @@ def compose(steps: list[PathStep], seed: int, *, force: list[str] | None = None
 def step_families(step: PathStep, cat: str) -> list[list[Recipe]]:
     """The families a step may use, best tier first: those sharing tools or state kinds with its
     skill (any category), or, for a skill known by its category only, that category's families.
-    Raises NoRecipeError when the skill names tools or kinds that no family works with."""
+    Raises NoRecipeError when the skill names tools or kinds that no family works with, or has
+    neither and no category of the taxonomy."""
     if not step.parts.has_evidence:
+        if normalize_category(step.category or "") not in CATEGORIES:   # nothing to go by: no substitute
+            raise NoRecipeError(step.skill_name.strip() or step.skill_id, step.parts, step.category or "none")
         return [by_category(cat)]
     tiers = fitting_tiers(sorted(REGISTRY.values(), key=lambda r: r.name), step.parts, cat)
     if not tiers:

@@ -84,9 +84,11 @@ def parts_from_skill(raw_text: str, *, bins=(), tools=(), inputs=(), outputs=(),
 class NoRecipeError(SynthesisError):
     """A step's skill names tools or state kinds that no offline family works with."""
 
-    def __init__(self, skill_name: str, parts: SkillParts):
+    def __init__(self, skill_name: str, parts: SkillParts, unknown_category: str | None = None):
         self.skill_name, self.parts = skill_name, parts
-        super().__init__(f"no offline recipe for {skill_name}: needs {parts.needs()}")
+        needs = parts.needs() if parts.has_evidence else \
+            f"nothing a recipe knows (no tools or state kinds, and category {unknown_category!r})"
+        super().__init__(f"no offline recipe for {skill_name}: needs {needs}")
 
 
 # ---------------------------------------------------------------- what a solution runs

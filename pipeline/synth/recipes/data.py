@@ -150,7 +150,7 @@ write({path!r}, {out_fmt!r}, {list(cols)!r}, out)
 
 
 register(Recipe("group-aggregate", "data-processing", "Group and aggregate", _agg_accepts,
-                lambda ctx: seed_records(ctx), _agg_build, weight=1, consumes="records", kinds=("report",)))
+                lambda ctx: seed_records(ctx), _agg_build, weight=1, consumes="records"))
 
 
 # --- json-convert (jq) -----------------------------------------------------------------------------

@@ -142,7 +142,7 @@ def _ranked(ctx: StepContext, a: Artifact, db: str, table: str, num: str):
 
 
 register(Recipe("sqlite-load-report", "databases", "Load into SQLite and report", _report_accepts, lambda ctx: seed_records(ctx),
-                _report_build, weight=2, consumes="records", kinds=("sqlite-database", "report")))
+                _report_build, weight=2, consumes="records", kinds=("sqlite-database",)))
 
 
 # --- sqlite-join-targets --------------------------------------------------------------------------

@@ -143,7 +143,7 @@ summary = {{"total_requests": len(E), "unique_clients": len({{e[0] for e in E}})
 
 register(Recipe("access-log-stats", "log-analysis", "Summarise an access log",
                 lambda a: a.kind == "lines" and a.flavor == "access-log", seed_access_log, _access_build,
-                weight=2, consumes="access log", kinds=("log-file", "report")))
+                weight=2, consumes="access log", kinds=("log-file",)))
 
 
 # --- app-log-errors -----------------------------------------------------------------------------
@@ -225,7 +225,7 @@ def t_total(path: str, n: int, rows) -> str:
 
 register(Recipe("app-log-errors", "log-analysis", "Triage an application log",
                 lambda a: a.kind == "lines" and a.flavor == "app-log", seed_app_log, _app_build, weight=2,
-                consumes="application log", kinds=("log-file", "report")))
+                consumes="application log", kinds=("log-file",)))
 
 
 # --- log-correlate: any keys x a service log ------------------------------------------------------

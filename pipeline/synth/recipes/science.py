@@ -98,7 +98,7 @@ write({path!r}, "csv", {list(cols)!r}, res)
 
 
 register(Recipe("column-statistics", "scientific-computing", "Descriptive statistics", _stats_accepts,
-                lambda ctx: seed_records(ctx), _stats_build, weight=2, consumes="records with numbers", kinds=("report",)))
+                lambda ctx: seed_records(ctx), _stats_build, weight=2, consumes="records with numbers"))
 
 
 # --- linear-fit --------------------------------------------------------------------------------------
@@ -178,7 +178,7 @@ write({path!r}, "csv", {list(cols)!r}, out)
 
 register(Recipe("linear-fit", "scientific-computing", "Least-squares line fit",
                 lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 5 and bool(_pairs(a)),
-                seed_calibration, _fit_build, weight=2, consumes="records with two numeric columns", kinds=("report",)))
+                seed_calibration, _fit_build, weight=2, consumes="records with two numeric columns"))
 
 
 # --- pareto-share ---------------------------------------------------------------------------------
@@ -235,4 +235,4 @@ write({path!r}, "csv", {list(cols)!r}, out)
 
 register(Recipe("pareto-share", "scientific-computing", "Pareto shares of a total",
                 lambda a: a.kind == "records" and a.exact and len(a.table.rows) >= 1 and bool(_pareto_cols(a)),
-                lambda ctx: seed_records(ctx), _pareto_build, weight=1, consumes="records with numbers", kinds=("report",)))
+                lambda ctx: seed_records(ctx), _pareto_build, weight=1, consumes="records with numbers"))

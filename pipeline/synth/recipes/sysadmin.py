@@ -154,7 +154,7 @@ def _ps_build(ctx: StepContext, a: Artifact) -> Fragment:
 
 
 register(Recipe("process-snapshot", "system-administration", "Summarise a process snapshot",
-                lambda a: a.kind == "lines" and a.flavor == "ps", seed_ps, _ps_build, weight=1, consumes="ps listing", kinds=("running-process", "report")))
+                lambda a: a.kind == "lines" and a.flavor == "ps", seed_ps, _ps_build, weight=1, consumes="ps listing", kinds=("running-process",)))
 
 
 # --- config-deploy -----------------------------------------------------------------------------

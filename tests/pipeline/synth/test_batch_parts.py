@@ -9,6 +9,7 @@ from pipeline.graph.sample_run import sample
 from pipeline.synth.batch import NO_RECIPE, SynthBatch, _steps_by_path
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.recipes import REGISTRY
+from pipeline.synth.recipes.base import SynthesisError
 from pipeline.synth.skill_fit import NoRecipeError, SkillParts
 from pipeline.taxonomy import CATEGORIES
 from workbench.store import graph as graph_store
@@ -57,3 +58,43 @@ def test_a_skill_no_family_honours_fails_its_path_with_the_reason(graph_workspac
     error = failures.error[0]
     assert error == f"{NO_RECIPE} for sign-with-gpg: needs tools gpg; state kinds gpg-key"
     assert store.run_summary(ws.db, "synth-norecipe")["failed"] == 1
+
+
+def test_a_dev_corpus_batch_honours_its_skills(dev_graph_template, tmp_path):
+    """100 paths of a graph built on real public skills: the composed steps use a tool or state
+    kind of their skill (target 0.8; a little under here), and every category of our taxonomy
+    with 10 or more accepted skills is among the batch's recipe categories. Paths whose skill no
+    family honours are reported, not counted as honoured."""
+    import shutil
+    from collections import Counter
+
+    from analysis.synth_fidelity import categories_due
+    from workbench.store.export_rows import skill_rows
+    from workbench.workspace import Workspace
+    root = tmp_path / "ws"
+    shutil.copytree(dev_graph_template, root)
+    ws = Workspace.open(root)
+    work = _batch_steps(ws, 100, 0)
+    fids, cats, unfit, dead_ends = [], [], 0, 0
+    for pid, steps in work.items():
+        try:
+            task = synthesize_task(steps, 0, BASE, path_id=pid)
+        except NoRecipeError:
+            unfit += 1
+            continue
+        except SynthesisError:      # no fitting family reads what the step before left (the batch records it)
+            dead_ends += 1
+            continue
+        fids.append([f.as_dict() for f in task.fidelity])
+        cats.append([REGISTRY[r].category for r in task.recipes])
+    figures = fidelity_figures(fids)
+    accepted = Counter(s.category for s in skill_rows(ws.db, ["accepted"]))
+    due = [c for c in categories_due(accepted) if c in CATEGORIES]
+    coverage = category_coverage(cats, CATEGORIES)
+    print(f"dev batch: {len(work)} paths, {len(fids)} tasks, {unfit} with a skill no recipe honours; "
+          f"{figures.steps} steps, honoured {figures.honoured_share:.3f} {figures.levels}; due {due}; "
+          f"missing {coverage.missing}")
+    assert len(fids) >= 40, f"only {len(fids)} of {len(work)} paths gave a task"
+    assert dead_ends <= 0.1 * len(work), dead_ends
+    assert figures.honoured_share >= 0.75, figures
+    assert set(due) <= set(coverage.covered), coverage

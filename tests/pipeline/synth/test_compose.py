@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import random
 import re
+from dataclasses import replace
 
 import pytest
 
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, compose, plan_steps, synthesize_task
+from pipeline.synth.skill_fit import NoRecipeError, SkillParts
 from pipeline.synth.layout import TEST_SH
 from pipeline.taxonomy import CATEGORIES
 from workbench.sandbox.task_toml import NAME_PATTERN, parse
@@ -61,6 +63,8 @@ def test_every_family_is_deterministic_too():
 
 def test_task_name_metadata_and_layout():
     steps = path(["text-processing", "archives-compression", "weird-unknown"])
+    # A skill of an unknown category is composed by what its text names (here `find`) ...
+    steps[2] = replace(steps[2], parts=SkillParts(tools=("find",)))
     t = synthesize_task(steps, 2, BASE, path_id="path-9")
     assert NAME_PATTERN.match(t.name) and t.name.startswith("workbench/")
     assert re.search(r"-[0-9a-f]{10}$", t.name)
@@ -73,8 +77,10 @@ def test_task_name_metadata_and_layout():
     assert m.scenario_ids == ["sc-0", "sc-1", "sc-2", "sc-3"]
     assert set(t.recipes) <= set(m.tags) and {"text-processing", "archives-compression", "file-operations"} <= set(m.tags)
     assert t.difficulty in ("easy", "medium", "hard")
-    # an unknown category is treated as file-operations
-    assert R.REGISTRY[t.recipes[2]].category == "file-operations"
+    assert t.fidelity[2].tools_used == ("find",)
+    # ... and with nothing named, no family is substituted (it used to be a file-operations one)
+    with pytest.raises(NoRecipeError, match="no offline recipe for weird-unknown skill 2"):
+        synthesize_task(path(["text-processing", "archives-compression", "weird-unknown"]), 2, BASE)
     files = t.bundle.files
     assert t.bundle.text("tests/test.sh") == TEST_SH
     assert t.bundle.text("solution/solve.sh").startswith("#!/bin/bash\nset -euo pipefail\n")

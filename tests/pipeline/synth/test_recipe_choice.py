@@ -99,6 +99,15 @@ def test_plumbing_alone_is_no_evidence_and_falls_back_to_the_category():
     assert task.fidelity[0].fidelity == "category-only" and task.fidelity[0].tools_used == ()
 
 
+def test_a_skill_with_no_evidence_and_no_known_category_is_reported():
+    """An 'uncategorized' skill whose text names no tool or state kind: nothing says which family
+    would honour it, so none is substituted (it used to become a file-operations task)."""
+    vague = step("be-a-better-writer", "uncategorized")
+    with pytest.raises(NoRecipeError, match=r"^no offline recipe for be-a-better-writer: needs nothing a recipe knows"
+                                            r" \(no tools or state kinds, and category 'uncategorized'\)$"):
+        synthesize_task([vague, plain("git")], 1, BASE)
+
+
 def test_instruction_lists_only_the_skills_a_step_uses():
     jq = step("jq-reshape", "data-processing", ("jq",))
     task = synthesize_task([jq, plain("text-processing")], 4, BASE)
