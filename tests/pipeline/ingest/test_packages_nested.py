@@ -147,3 +147,16 @@ def test_other_jsonl_data_in_a_walk_is_reported_once_and_exports_still_ingest(wo
     assert report.problems[0].file == str(corpus / "labels.jsonl")
     assert report.problems[0].reason.startswith("not a skill export: its first record has the fields "
                                                 "label, path, reason")
+
+
+def test_every_skill_md_of_the_dev_corpus_is_stored_or_reported(dev_corpus, dev_workspace_template):
+    """The real corpus: no SKILL.md silently folded into another package or dropped."""
+    from workbench.workspace import Workspace
+    ws = Workspace.open(dev_workspace_template)
+    stored = {s.source_path for _, s, _ in skill_store.current_skills(ws.db)}
+    reported = set(skill_store.ingest_problems(ws.db, limit=100_000)["file"])
+    folders = sorted(p.parent for p in dev_corpus.rglob("*") if p.name.lower() == "skill.md")
+    lost = [f for f in folders if str(f) not in stored and str(f / "SKILL.md") not in reported]
+    assert len(folders) > 1000 and not lost, lost[:5]
+    # Measured: 1,176 stored (1,115 before), 25 problems (148 before, 80 of them one per labels.jsonl line).
+    assert len(stored & {str(f) for f in folders}) >= 1150
