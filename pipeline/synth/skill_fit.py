@@ -54,7 +54,8 @@ class SkillParts:
 
     @property
     def has_evidence(self) -> bool:
-        return bool(self.evidence_tools or self.kinds)
+        """A distinctive tool or a state kind: an interpreter alone (python3) could be any work."""
+        return bool(self.evidence_tools - WEAK_TOOLS or self.kinds)
 
     def needs(self) -> str:
         """'<tools>; <kinds>' for a no-recipe report."""
@@ -224,7 +225,8 @@ class Fit:
 
     @property
     def fits(self) -> bool:
-        return bool(self.tools or self.kinds)
+        """Shares a distinctive tool or a state kind (a shared interpreter only adds to the score)."""
+        return bool(self.tools - WEAK_TOOLS or self.kinds)
 
 
 def fit(recipe: Recipe, parts: SkillParts, category: str) -> Fit:
@@ -240,8 +242,7 @@ def fitting_tiers(families: list[Recipe], parts: SkillParts, category: str) -> l
     """Families that share a tool or a state kind with the skill, in two tiers: those scoring near
     the best (the composer's candidates), then the others (used when none of the first can read
     what the previous step left). Empty when none shares anything."""
-    fits = [(fit(r, parts, category).score, r) for r in families]
-    fits = [(sc, r) for sc, r in fits if sc > 0]
+    fits = [(f.score, r) for r, f in ((r, fit(r, parts, category)) for r in families) if f.fits]
     if not fits:
         return []
     best = max(sc for sc, _ in fits)
@@ -274,6 +275,6 @@ def step_fidelity(step: int, skill_id: str, skill_name: str, recipe: Recipe, sol
                   read: Artifact | None, left: Artifact, parts: SkillParts) -> StepFidelity:
     tools = sorted(parts.evidence_tools & solution_commands(solve))
     kinds = sorted(parts.kinds & (artifact_kinds(read) | artifact_kinds(left) | set(recipe.kinds)))
-    level = "tool" if tools else "artifact" if kinds else "category-only"
+    level = "tool" if set(tools) - WEAK_TOOLS else "artifact" if kinds else "category-only"
     return StepFidelity(step, skill_id, skill_name, recipe.name, tuple(tools), tuple(kinds), level)
 
