@@ -137,7 +137,8 @@ _CONSUME_WORD = re.compile(r"\b(?:from|reads?|reading|parses?|pars(?:ing|ed)|loa
                            r"in|inside|analy[sz]\w*|inspect\w*|validat\w*|check\w*|audit\w*|scan\w*|query\w*|"
                            r"lint\w*|review\w*|extract\w* from|existing)\s+(?:the\s+|a\s+|an\s+|your\s+)?\S*$", re.I)
 _INPUT_HEAD = re.compile(r"\b(inputs?|prerequisites?|requirements?|requires|given|before you start)\b", re.I)
-_OUTPUT_HEAD = re.compile(r"\b(outputs?|produces|results?|deliverables?|artifacts?)\b", re.I)
+_OUTPUT_HEAD = re.compile(r"\b(outputs?|produces|results?|deliverables?|artifacts?|generated|created|"
+                          r"files? (?:it )?(?:writes|creates))\b", re.I)
 # The skill package's own files and other skills' or agents' files: tooling, not machine state.
 _PACKAGE_DIRS = ("scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "agents/", "../",
                  "shared/", "rules/", ".claude/", ".agents/", ".cursor/", ".codex/", ".gemini/", "skills/")
@@ -190,7 +191,7 @@ class _Collector:
 
     def file(self, role: str, token: str, weight: float, evidence: str, line: int | None) -> tuple | None:
         """Record a file argument or mention by the kind its name signals; the key it went under."""
-        token = token.strip("'\"`,;:()[]{}<>").removeprefix("./")
+        token = token.strip("'\"`,;:()[]{}<>").removeprefix("./").lstrip("-")
         low = token.lower()
         if not token or low.rsplit("/", 1)[-1] in _NOT_FILES or low.startswith(_PACKAGE_DIRS) or "*" in token and "." not in token:
             return None
