@@ -60,7 +60,7 @@ def _emit(text: str, n_rows: int, out_path: Path | None) -> int:
 
 
 def rules_reason(rules: list[FiredRule]) -> str | None:
-    return primary_reason((r.rule, r.verdict) for r in rules)
+    return primary_reason((r.rule, r.verdict, r.evidence) for r in rules)
 
 
 def current_skill_rows(ws: Workspace, statuses: list[str] | None = None) -> list[SkillRow]:

@@ -31,7 +31,7 @@ from workbench.store import skills as skill_store
 from workbench.workspace import Workspace
 
 STAGE = "curation_judge"
-RULE = "judge.llm"
+RULE = reasons.JUDGE_RULE
 ACCEPT_REASON = "executable"  # the hand labels' reason for a skill fit for terminal training
 VOCABULARY = (ACCEPT_REASON, *reasons.REASONS)
 # What each reason means, as the judge is told (the prompt lists them from here).
@@ -93,12 +93,6 @@ class JudgeReport:
                 "rejected": self.rejected, "warned": len(self.warned), "not_started": self.not_started,
                 "stopped": self.stopped, "cost_usd": round(self.cost_usd, 6), "cache_hits": self.cache_hits,
                 "warnings": [{"skill_id": s, "reason": r} for s, r in self.warned]}
-
-
-def reason_in(evidence: str) -> str | None:
-    """The reason a `judge.llm` verdict gave (its evidence starts `<reason>: `); None for a WARN."""
-    head = evidence.split(":", 1)[0].strip()
-    return head if head in VOCABULARY else None
 
 
 def _plain(text: str) -> str:

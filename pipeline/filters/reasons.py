@@ -55,23 +55,31 @@ _FAMILY_REASONS = {"safety": "unsafe", "dedup": "duplicate", "workflow": "no_wor
 PRIORITY = REASONS
 
 
-def reason_of(rule: str) -> str | None:
-    """The label reason of one rule name; None for a rule that says nothing about fitness
-    (e.g. `error.<rule>`, a crashed rule)."""
+# The LLM judge (pipeline/filters/llm_judge.py) gives a reason per verdict: its evidence starts
+# `<reason>: ` (a warning's, `no usable verdict: `, carries none).
+JUDGE_RULE = "judge.llm"
+
+
+def reason_of(rule: str, evidence: str | None = None) -> str | None:
+    """The label reason of one rule name (of the judge's verdict: from its evidence); None for
+    a rule that says nothing about fitness (e.g. `error.<rule>`, a crashed rule)."""
+    if rule == JUDGE_RULE:
+        head = (evidence or "").split(":", 1)[0].strip()
+        return head if head in REASONS else None
     if rule in RULE_REASONS:
         return RULE_REASONS[rule]
     return _FAMILY_REASONS.get(rule.split(".", 1)[0])
 
 
-def primary_reason(verdicts: Iterable[FilterVerdict | tuple[str, str]]) -> str | None:
+def primary_reason(verdicts: Iterable[FilterVerdict | tuple[str, ...]]) -> str | None:
     """The one reason a skill shows: among its failed rules (or, with none failed, its
     warnings) the reason that comes first in PRIORITY; None when no rule fired.
 
-    Takes verdicts or (rule, outcome) pairs."""
-    pairs = [(v.rule, str(v.outcome)) if isinstance(v, FilterVerdict) else (v[0], str(v[1]))
-             for v in verdicts]
+    Takes verdicts, or (rule, outcome) pairs with the evidence as an optional third item."""
+    fired = [(v.rule, str(v.outcome), v.evidence) if isinstance(v, FilterVerdict)
+             else (v[0], str(v[1]), v[2] if len(v) > 2 else None) for v in verdicts]
     for outcome in (Outcome.FAIL, Outcome.WARN):
-        found = {reason_of(rule) for rule, o in pairs if o == outcome} - {None}
+        found = {reason_of(rule, evidence) for rule, o, evidence in fired if o == outcome} - {None}
         if found:
             return min(found, key=PRIORITY.index)
     return None

@@ -11,11 +11,12 @@ import time
 import pytest
 
 from pipeline.filters import llm_judge
-from pipeline.filters.reasons import REASONS
+from pipeline.filters.reasons import REASONS, reason_of
 from pipeline.ingest.run import ingest, refilter
 from tests.helpers import cli, write_skill
 from tests.pipeline.filters.rule_helpers import make_skill
 from tests.workbench.llm.conftest import make_settings
+from workbench.cli_export import current_skill_rows
 from workbench.llm.prompts import load_template
 from workbench.llm.replay_server import ReplayServer, Rule
 from workbench.llm.runtime import open_client
@@ -93,12 +94,16 @@ def test_the_judge_gives_rule_judge_llm_verdicts_with_reason_and_quoted_line(jud
     rows = _judge_rows(judged_workspace)
     assert set(rows) == {"tsv-tally", "sheet-merge", "log-window"}
     outcome, evidence, location = rows["sheet-merge"]
-    assert outcome == "fail" and llm_judge.reason_in(evidence) == "needs_account"
+    assert outcome == "fail" and reason_of(llm_judge.RULE, evidence) == "needs_account"
     assert FINANCE_LINE in evidence and location == "SKILL.md:10"  # 4 lines of front matter, then 6 of body
-    assert rows["tsv-tally"][0] == "pass" and llm_judge.reason_in(rows["tsv-tally"][1]) == "executable"
+    assert rows["tsv-tally"][0] == "pass" and rows["tsv-tally"][1].startswith("executable: Plain awk")
     # like any rule: the status follows it, and `workbench status` counts it
     assert _status(judged_workspace) == {"tsv-tally": "accepted", "sheet-merge": "rejected",
                                          "log-window": "accepted", "helpful-persona": "rejected"}
+    # the skills export names the judge's reason for a skill only the judge rejected
+    exported = {r.name: r for r in current_skill_rows(judged_workspace)}
+    assert exported["sheet-merge"].reason == "needs_account" and exported["tsv-tally"].reason is None
+    assert [(f.rule, f.line) for f in exported["sheet-merge"].rules] == [(llm_judge.RULE, 10)]
     prompt = server.stats.bodies[0]["messages"]
     assert all(f"  - {r}: " in prompt[0]["content"] for r in llm_judge.VOCABULARY)
 
@@ -136,7 +141,7 @@ def test_a_garbage_reply_is_asked_again_then_a_warn_that_names_what_was_wrong(ju
         assert server.stats.chat_requests == 2 + 3  # the client's rules: the first reply and two re-asks
     outcome, evidence, location = _judge_rows(judged_workspace)["sheet-merge"]
     assert outcome == "warn" and evidence.startswith(llm_judge.NO_VERDICT) and what in evidence
-    assert llm_judge.reason_in(evidence) is None and location is None
+    assert reason_of(llm_judge.RULE, evidence) is None and location is None
     assert [sid for sid, _ in report.warned] == [_id(judged_workspace, "sheet-merge")]
     assert _status(judged_workspace)["sheet-merge"] == "pending"  # never a silent accept
 
