@@ -52,3 +52,17 @@ def test_bad_limits_are_refused_with_the_key_and_value(section, key, value, says
     with pytest.raises(ValueError) as exc:
         parse(text, where="bundle-x/task.toml")
     assert str(exc.value).startswith("bundle-x/task.toml: ") and says in str(exc.value)
+
+
+def test_skill_fidelity_round_trips_as_inline_tables_and_a_bad_level_says_where():
+    steps = [{"step": 1, "skill_id": "s1", "skill_name": 'zstd "fast" mode', "recipe": "archive-pack",
+              "tools_used": ["tar", "xz"], "kinds_used": ["tar-archive"], "fidelity": "tool"},
+             {"step": 2, "skill_id": "s2", "skill_name": "", "recipe": "git-publish-tag",
+              "tools_used": [], "kinds_used": [], "fidelity": "category-only"}]
+    text = render(TaskToml(name="workbench/x", metadata=TaskMetadata(category="git", skill_fidelity=steps)))
+    assert tomllib.loads(text)["metadata"]["skill_fidelity"] == steps        # plain TOML readers see it too
+    assert [s.model_dump() for s in parse(text).metadata.skill_fidelity] == steps
+    bad = text.replace('"fidelity" = "category-only"', '"fidelity" = "exact"')
+    with pytest.raises(ValueError, match=r"task.toml: \[metadata\] skill_fidelity\[2\]\.fidelity Input should be"):
+        parse(bad)
+    assert parse(render(TaskToml(name="workbench/y", metadata=TaskMetadata(category="git")))).metadata.skill_fidelity == []
