@@ -48,12 +48,13 @@ class PackageError(Exception):
 @dataclass(frozen=True)
 class FolderPackage:
     folder: Path
-    root: Path
+    root: Path               # the corpus: nothing of the package may point outside it
     source_ref: str | None
+    key_root: Path | None = None  # where keys start when not at root (a package given itself)
 
     @property
     def key(self) -> str:
-        rel = self.folder.relative_to(self.root).as_posix()
+        rel = self.folder.relative_to(self.key_root or self.root).as_posix()
         return rel if rel != "." else self.folder.name
 
 
@@ -165,6 +166,8 @@ def _walk(root: Path, ref: str | None) -> tuple[list[FolderPackage | JsonlExport
     found: list[FolderPackage | JsonlExport] = []
     problems: list[IngestProblem] = []
     outer_of: dict[Path, Path] = {}  # folder -> the outermost package folder above or at it
+    # A package given itself keys its nested packages under its own name ("kit/skills/x").
+    key_root = root.parent if _has_skill_file(os.listdir(root)) else None
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         here = Path(dirpath)
         dirnames.sort()
@@ -186,7 +189,7 @@ def _walk(root: Path, ref: str | None) -> tuple[list[FolderPackage | JsonlExport
             if reason:
                 problems.append(IngestProblem(source=str(here), file=str(skill_file), reason=reason))
             else:
-                found.append(FolderPackage(here, root, ref))
+                found.append(FolderPackage(here, root, ref, key_root))
             outer = outer or here
         if outer is not None:
             outer_of[here] = outer

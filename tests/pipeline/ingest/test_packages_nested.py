@@ -160,3 +160,12 @@ def test_every_skill_md_of_the_dev_corpus_is_stored_or_reported(dev_corpus, dev_
     assert len(folders) > 1000 and not lost, lost[:5]
     # Measured: 1,176 stored (1,115 before), 25 problems (148 before, 80 of them one per labels.jsonl line).
     assert len(stored & {str(f) for f in folders}) >= 1150
+
+
+def test_a_package_given_itself_keys_its_nested_packages_under_its_name(workspace, tmp_path):
+    _, top = _plugin_corpus(tmp_path)
+    report = ingest(workspace, [top])
+    assert sorted(report.new) == ["release-kit", "release-kit/.claude/skills/tag-release",
+                                  "release-kit/skills/changelog",
+                                  "release-kit/skills/changelog/skills/keep-a-changelog"]
+    assert _files(workspace, "release-kit") == ["SKILL.md", "scripts/bump.sh"]
