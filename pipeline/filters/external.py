@@ -55,7 +55,7 @@ _API_KEY_PHRASES = _one_of(
 _BARE_KEY = re.compile(rf"\b{_KEY_WORDS}\b|\bauth keys?\b", re.I)   # counts in a set-up section or the description
 # "no API key needed", "without a token": the line says the opposite of a need
 _NO_NEED = re.compile(r"\b(no|without|not|never|zero|free of)\b[^.;]{0,20}\b(api[ _-]?key|key|token|account|login|"
-                      r"sign-?up|credentials?|auth\w*)\b[^.;]{0,20}|\b(key|account|login|auth\w*)[- ]free\b", re.I)
+                      r"sign-?up|credentials?|auth\w*|mcp|server|cloud|network)\b[^.;]{0,20}|\b(key|account|login|auth\w*)[- ]free\b", re.I)
 
 # Vendors whose API is billed by use (LLM providers, hosted sandboxes and browsers, vector
 # stores): needing their key is a paid service (executable.paid_service), not just an account.
@@ -282,7 +282,9 @@ _FILE_NAME = re.compile(r"[\w./-]+\.(md|txt|py|ts|js|sh)\b")
 
 
 def _mcp_line(ln: Line) -> bool:
-    text = _FILE_NAME.sub(" ", _MCP_DOCS.sub(" ", ln.text))
+    if _MCP_DOCS.search(ln.text):
+        return False
+    text = _FILE_NAME.sub(" ", ln.text)
     return bool(_MCP_TOOL.search(text) or _MCP.search(text)) and not _MCP_BUILD.search(text)
 
 
@@ -291,10 +293,11 @@ def mcp(skill: ParsedSkill) -> RuleResult:
         return passed("needs.mcp", "builds or tests an MCP server: local work")
     tools = [t for t in skill.tools if _MCP_TOOL.search(t) and not _MCP_DOCS.search(t)]
     hits = _hits(_lines(skill), _mcp_line)
-    if tools and not [h for h in hits if not h.optional]:
+    if tools:   # the skill asks its harness for these tools: it does not run without them
         return RuleResult("needs.mcp", Outcome.FAIL, "needs MCP tools: " + ", ".join(tools[:5]),
                           "front matter allowed-tools")
-    return _verdict("needs.mcp", hits, "needs an MCP server's tools", "needs no MCP server")
+    # one remark ("validate schemas via the X MCP") is a help, a workflow through MCP says so more than once
+    return _verdict("needs.mcp", hits, "needs an MCP server's tools", "needs no MCP server", core_needed=2)
 
 
 def wallet(skill: ParsedSkill) -> RuleResult:

@@ -18,7 +18,7 @@ OPTIONAL = re.compile(
     r"\bto enable\b|\benables?\b.{0,40}\b(feature|mode|support|integration)s?\b|\bfall(s)?\s*back\b|\bfallback\b|"
     r"\bnot required\b|\bnot needed\b|\bno (api )?key (is )?(needed|required)\b|\bworks without\b|"
     r"\bwithout (an? )?(api )?(key|token|account)\b|\bhigher rate limits?\b|\b(free|anonymous) (tier|access|usage)\b|"
-    r"\balternative(ly)?\b|\bor (use|run) (it )?locally\b", re.I)
+    r"\balternative(ly)?\b|\bor (use|run) (it )?locally\b|[\"']?required[\"']?\s*:\s*false\b", re.I)
 
 # Sections where a skill says what it needs before it starts
 SETUP_HEADING = re.compile(r"\bprerequisites?\b|\brequire(ments|d)?\b|\bsetup\b|\bset ?up\b|\binstall|"

@@ -69,3 +69,19 @@ def test_task_steps_carry_the_skill_fidelity_the_synthesizer_recorded(demo_works
     assert got == [(f["skill_id"], f["recipe"], f["fidelity"], f["tools_used"], f["kinds_used"]) for f in recorded]
     assert got[0][2] == "tool" and got[0][3] == ["jq"] and got[1][2] == "category-only"
     assert all(s.fidelity is None and s.tools_used is None for s in rows["older"].steps)
+
+
+def test_skill_rows_name_a_reason_only_for_skills_that_are_not_accepted(demo_workspace):
+    ws = demo_workspace
+    seen = []
+
+    def reason_of(rules):
+        seen.append([r.rule for r in rules])
+        return "+".join(r.rule for r in rules) or None
+
+    rows = skill_rows(ws.db, reason_of=reason_of)
+    assert all(r.reason is None for r in rows if r.status == "accepted")
+    gui = next(r for r in rows if r.name == "archive-manager-bulk-extract")
+    assert gui.reason == "executable.gui"
+    assert len(seen) == sum(r.status != "accepted" for r in rows)   # accepted rows are not asked
+    assert all(r.reason is None for r in skill_rows(ws.db))         # no reason_of, no reason

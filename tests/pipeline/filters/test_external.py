@@ -1,0 +1,391 @@
+"""What a skill needs from outside the machine: each needs.* rule fails on a need in the core
+workflow, warns on optional use, and passes skills that only mention the thing. The skill texts
+are written for these tests, shaped like real public skills."""
+from __future__ import annotations
+
+from pipeline.filters import executable, external
+from tests.pipeline.filters.rule_helpers import assert_flagged, assert_passes, line_of, make_skill, skill_from_text
+from workbench.models import Outcome
+
+ALL = external.RULES
+
+NOTION = """---
+name: notion-pages
+description: Search, read and update pages in a Notion workspace from the terminal.
+---
+# Notion pages
+
+## Setup
+1. Create an integration at https://www.notion.so/my-integrations and copy its secret.
+2. Share the target pages with the integration.
+3. Export the token:
+   ```bash
+   export NOTION_TOKEN=secret_xxx
+   ```
+
+## Usage
+```bash
+curl -s https://api.notion.com/v1/search -H "Authorization: Bearer $NOTION_TOKEN" \\
+  -H "Notion-Version: 2022-06-28" -d '{"query": "roadmap"}' | jq '.results[].id'
+```
+Then read a page with `python3 scripts/notion.py read <page-id>` and update it with
+`python3 scripts/notion.py append <page-id> --text "Done"`.
+"""
+
+FFMPEG_OPTIONAL_KEY = """---
+name: video-trim-and-caption
+description: Trim, transcode and caption video files with ffmpeg.
+---
+# Video trim and caption
+
+## Steps
+1. Inspect the input: `ffprobe -v error -show_streams input.mp4`.
+2. Cut the clip: `ffmpeg -ss 00:01:00 -to 00:02:00 -i input.mp4 -c copy clip.mp4`.
+3. Burn in subtitles from an .srt file: `ffmpeg -i clip.mp4 -vf subtitles=clip.srt out.mp4`.
+
+## Optional: automatic transcripts
+If you have an AssemblyLine key, set `ASSEMBLYLINE_API_KEY` to enable automatic transcripts;
+without it the skill uses the .srt file you provide.
+"""
+
+GH_CORE = """---
+name: pr-review-loop
+description: Review and update open pull requests with the GitHub CLI.
+---
+# PR review loop
+
+## Prerequisites
+- An authenticated gh CLI (`gh auth login`) with repo scope.
+
+## Steps
+1. List the open pull requests: `gh pr list --state open --json number,title`.
+2. Check out the one to review: `gh pr checkout 42`.
+3. Run the tests locally: `pytest -q`.
+4. Post the review: `gh pr review 42 --comment -b "Tests pass locally"`.
+"""
+
+JQ_TOKENS = """---
+name: jq-json-reshaping
+description: Reshape JSON files with jq filters.
+---
+# jq JSON reshaping
+
+## Steps
+1. Pretty-print the file: `jq . data.json`.
+2. Pick fields: `jq '.items[] | {id, name}' data.json`.
+3. Split a string into tokens: `jq '.text | split(" ")' data.json` — each token becomes an array item.
+4. Count the tokens per record: `jq '[.[] | (.text | split(" ") | length)]' data.json`.
+
+A parse error names the unexpected token and its position; fix the JSON and rerun.
+"""
+
+POSTGRES_SERVER = """---
+name: postgres-slow-query-triage
+description: Find and explain slow queries on a production PostgreSQL server.
+---
+# Slow query triage
+
+## Prerequisites
+- Access to the production PostgreSQL server (read-only role).
+
+## Steps
+1. Connect: `psql -h db.internal.example.com -U readonly -d app`.
+2. List the slowest statements: `psql -h db.internal.example.com -U readonly -d app -c "SELECT query FROM pg_stat_statements ORDER BY mean_exec_time DESC LIMIT 10"`.
+3. Explain the worst one with `EXPLAIN (ANALYZE, BUFFERS)` and note the plan.
+"""
+
+POSTGRES_LOCAL = """---
+name: postgres-local-sandbox
+description: Load a CSV into a throwaway local PostgreSQL and query it.
+---
+# Local Postgres sandbox
+
+## Steps
+1. Start a server: `docker run -d --name pg -e POSTGRES_PASSWORD=pw -p 5432:5432 postgres:16`.
+2. Load the file: `psql -h localhost -U postgres -c "\\copy sales FROM 'sales.csv' CSV HEADER"`.
+3. Query it: `psql -h localhost -U postgres -c "SELECT region, sum(amount) FROM sales GROUP BY 1"`.
+"""
+
+MCP_ONLY = """---
+name: tracker-triage
+description: Triage issues in the team tracker through its MCP server.
+allowed-tools: mcp__tracker__search_issues, mcp__tracker__update_issue
+---
+# Tracker triage
+
+Connect the Tracker MCP server (https://mcp.tracker.example.com/sse) in your client first.
+
+## Steps
+1. Call `mcp__tracker__search_issues` with `status: open`.
+2. For each issue without a label, call `mcp__tracker__update_issue` with the label you pick.
+"""
+
+MCP_BUILD = """---
+name: build-a-weather-mcp-server
+description: Build and test a small MCP server in Python with FastMCP.
+---
+# Build an MCP server
+
+## Steps
+1. Create the project: `uv init weather && cd weather && uv add fastmcp`.
+2. Write `server.py` with one tool that reads `data/weather.csv`.
+3. Test the server with the MCP inspector: `npx @modelcontextprotocol/inspector python server.py`.
+"""
+
+MCP_DOCS_HELPER = """---
+name: chart-scaffolder
+description: Scaffold a Helm chart and validate it locally.
+---
+# Chart scaffolder
+
+## Steps
+1. Scaffold: `helm create mychart`.
+2. Only if custom resources are in scope, look the CRD up:
+   - `mcp__context7__query-docs`
+   - fallback: the operator's documentation
+3. Validate: `helm lint mychart && helm template mychart > rendered.yaml`.
+"""
+
+WALLET = """---
+name: token-swap-bot
+description: Swap tokens on a DEX from the command line.
+---
+# Token swap
+
+## Setup
+- A funded wallet on Base and its private key in `WALLET_PRIVATE_KEY`.
+- An RPC endpoint: `export RPC_URL=https://mainnet.base.org`.
+
+## Steps
+1. Quote the swap: `node swap.js quote --from USDC --to ETH --amount 50`.
+2. Sign and send the transaction through the RPC: `node swap.js execute --slippage 0.5`.
+"""
+
+CONTRACT_REVIEW = """---
+name: token-contract-review
+description: Review a token contract's source for common vulnerabilities with static analysis.
+---
+# Token contract review
+
+## Steps
+1. Run the analyzer: `slither contracts/ --json report.json`.
+2. Check that transfers validate the sender against the stored jetton wallet address.
+3. Summarise the findings from `report.json` with `jq '.results.detectors[].check' report.json`.
+"""
+
+VENDOR_IN_PASSING = """---
+name: csv-to-parquet
+description: Convert CSV files to Parquet with DuckDB.
+---
+# CSV to Parquet
+
+## Steps
+1. Convert: `duckdb -c "COPY (SELECT * FROM 'in.csv') TO 'out.parquet' (FORMAT parquet)"`.
+2. Check the row count: `duckdb -c "SELECT count(*) FROM 'out.parquet'"`.
+
+The same files load into Snowflake, BigQuery or a Notion table later, but that is out of scope here.
+Never commit API keys or tokens next to your data files.
+"""
+
+
+def assert_fails_on(res, rule: str, skill, fragment: str) -> None:
+    """Failed, quoting the line with `fragment` (the description may come first)."""
+    assert res.rule == rule and res.outcome == Outcome.FAIL, res.evidence
+    assert f"line {line_of(skill, fragment)}:" in res.evidence and fragment in res.evidence
+    assert res.location.startswith("SKILL.md:")
+
+
+def _by_rule(skill) -> dict[str, object]:
+    return {r.rule: r for r in (rule(skill) for rule in ALL)}
+
+
+# --- api keys -----------------------------------------------------------------------------
+
+def test_a_notion_skill_that_needs_its_token_fails_on_the_token_lines():
+    skill = skill_from_text(NOTION)
+    res = external.api_key(skill)
+    assert_flagged(res, "needs.api_key", skill, "export NOTION_TOKEN=secret_xxx")
+    saas = external.saas(skill)
+    assert saas.outcome == Outcome.FAIL and "notion" in saas.evidence
+
+
+def test_an_ffmpeg_skill_with_an_optional_key_only_warns():
+    skill = skill_from_text(FFMPEG_OPTIONAL_KEY)
+    res = external.api_key(skill)
+    assert res.outcome == Outcome.WARN, res.evidence
+    assert res.evidence.startswith("can optionally use") and "ASSEMBLYLINE_API_KEY" in res.evidence
+    assert res.location == f"SKILL.md:{line_of(skill, 'ASSEMBLYLINE_API_KEY')}"
+    for rule in ("needs.account", "needs.mcp", "needs.wallet", "needs.saas", "needs.network_service"):
+        assert_passes(_by_rule(skill)[rule], rule)
+
+
+def test_openclaw_requires_env_credentials_fail_with_the_metadata_as_location():
+    skill = make_skill(front_extra="metadata: {openclaw: {requires: {env: [LINEAR_API_KEY, DATA_DIR]}}}")
+    res = external.api_key(skill)
+    assert res.outcome == Outcome.FAIL and res.location == "metadata.openclaw.requires.env"
+    assert "LINEAR_API_KEY" in res.evidence and "DATA_DIR" not in res.evidence
+
+
+def test_a_token_for_a_service_on_localhost_is_not_an_outside_need():
+    skill = make_skill("""
+        Read the token: `test -n "$HEALTH_TOKEN"`.
+        Probe: `curl -H "Authorization: Bearer $HEALTH_TOKEN" http://localhost:9000/healthz`.
+    """, front_extra="metadata: {openclaw: {requires: {env: [HEALTH_TOKEN]}}}")
+    assert_passes(external.api_key(skill), "needs.api_key")
+
+
+def test_app_secrets_and_ci_secrets_are_not_outside_credentials():
+    skill = make_skill("""
+        Generate the signing secret: `export JWT_SECRET=$(openssl rand -hex 32)`.
+        Put `NEXTAUTH_SECRET` in `.env.local`.
+        In the workflow file: `token: ${{ secrets.GITHUB_TOKEN }}`.
+    """)
+    assert_passes(external.api_key(skill), "needs.api_key")
+
+
+def test_a_key_of_an_api_billed_by_use_is_a_paid_service_not_an_account():
+    skill = make_skill("""
+        ## Setup
+        Get an API key at https://platform.openai.com and `export OPENAI_API_KEY=sk-...`.
+    """)
+    assert executable.paid_service(skill).outcome == Outcome.FAIL
+    assert_passes(external.api_key(skill), "needs.api_key")   # one cause, one rule
+
+
+# --- accounts -----------------------------------------------------------------------------
+
+def test_a_github_cli_skill_whose_core_needs_gh_auth_fails():
+    skill = skill_from_text(GH_CORE)
+    res = external.account(skill)
+    assert_flagged(res, "needs.account", skill, "An authenticated gh CLI (`gh auth login`) with repo scope.")
+    assert "gh pr list" in res.evidence or "gh pr checkout" in res.evidence
+
+
+def test_one_gh_command_beside_a_local_git_workflow_is_not_a_need():
+    skill = make_skill("""
+        ## Steps
+        1. Create the worktree: `git worktree add ../feature -b feature`.
+        2. Run the baseline tests there: `cd ../feature && pytest -q`.
+        3. When done, you may open a PR with `gh pr create` if the user asks.
+    """, steps="")
+    assert external.account(skill).outcome != Outcome.FAIL
+
+
+def test_oauth_credentials_and_a_vendor_account_fail():
+    skill = make_skill("""
+        ## Setup
+        1. Create OAuth 2.0 client credentials in the Google Cloud console and save `credentials.json`.
+        2. Sign in with your Google account when the browser opens.
+    """)
+    assert_flagged(external.account(skill), "needs.account", skill, "Create OAuth 2.0 client credentials")
+
+
+def test_a_linux_user_or_service_account_is_not_an_outside_account():
+    skill = make_skill("""
+        ## Create a service account
+        1. Create the account: `sudo useradd --system --no-create-home backup`.
+        2. Give it the folder: `sudo chown -R backup: /srv/backup`.
+    """)
+    assert_passes(external.account(skill), "needs.account")
+
+
+# --- JSON tokens, vendors in passing, advice ------------------------------------------------
+
+def test_a_jq_skill_about_json_tokens_needs_nothing_from_outside():
+    skill = skill_from_text(JQ_TOKENS)
+    for rule, res in _by_rule(skill).items():
+        assert_passes(res, rule)
+    assert executable.paid_service(skill).outcome == Outcome.PASS
+
+
+def test_a_self_contained_skill_naming_vendors_in_passing_passes():
+    skill = skill_from_text(VENDOR_IN_PASSING)
+    for rule, res in _by_rule(skill).items():
+        assert_passes(res, rule)
+
+
+# --- network services -------------------------------------------------------------------------
+
+def test_a_skill_that_talks_to_a_postgres_server_it_does_not_run_fails():
+    skill = skill_from_text(POSTGRES_SERVER)
+    res = external.network_service(skill)
+    assert_fails_on(res, "needs.network_service", skill, "Access to the production PostgreSQL server")
+    assert "psql -h db.internal.example.com" in res.evidence
+
+
+def test_a_postgres_the_skill_starts_itself_on_localhost_passes():
+    assert_passes(external.network_service(skill_from_text(POSTGRES_LOCAL)), "needs.network_service")
+
+
+def test_kubectl_against_a_live_cluster_fails_and_a_kind_cluster_passes():
+    live = make_skill("""
+        ## Triage
+        ```bash
+        kubectl get pods -A --field-selector status.phase!=Running
+        kubectl describe pod web-1 -n shop
+        kubectl logs web-1 -n shop --previous
+        ```
+    """)
+    assert_flagged(external.network_service(live), "needs.network_service", live, "kubectl get pods -A")
+    local = make_skill("""
+        1. Start a cluster: `kind create cluster --name t`.
+        2. `kubectl apply -f deploy.yaml` and `kubectl get pods`.
+    """)
+    assert_passes(external.network_service(local), "needs.network_service")
+
+
+# --- MCP --------------------------------------------------------------------------------------
+
+def test_an_mcp_only_skill_fails():
+    skill = skill_from_text(MCP_ONLY)
+    res = external.mcp(skill)
+    assert res.outcome == Outcome.FAIL and "mcp__tracker__search_issues" in res.evidence
+    # without the allowed-tools line the text alone says it
+    text_only = skill_from_text(MCP_ONLY.replace("allowed-tools: mcp__tracker__search_issues, mcp__tracker__update_issue\n", ""))
+    assert_fails_on(external.mcp(text_only), "needs.mcp", text_only, "Connect the Tracker MCP server")
+
+
+def test_building_an_mcp_server_is_local_work():
+    assert_passes(external.mcp(skill_from_text(MCP_BUILD)), "needs.mcp")
+
+
+def test_a_documentation_lookup_through_mcp_with_a_fallback_is_no_need():
+    skill = skill_from_text(MCP_DOCS_HELPER)
+    assert external.mcp(skill).outcome == Outcome.PASS
+
+
+def test_mcp_tools_declared_in_allowed_tools_fail():
+    skill = make_skill(front_extra="allowed-tools: Read, mcp__crm__create_contact, mcp__crm__list_deals")
+    res = external.mcp(skill)
+    assert res.outcome == Outcome.FAIL and "mcp__crm__create_contact" in res.evidence, res.evidence
+    assert res.location == "front matter allowed-tools"
+
+
+# --- wallets ----------------------------------------------------------------------------------
+
+def test_a_wallet_skill_fails_on_the_wallet_lines():
+    skill = skill_from_text(WALLET)
+    assert_flagged(external.wallet(skill), "needs.wallet", skill, "A funded wallet on Base")
+
+
+def test_reviewing_contract_code_that_names_a_wallet_address_passes():
+    assert_passes(external.wallet(skill_from_text(CONTRACT_REVIEW)), "needs.wallet")
+
+
+def test_advice_about_wallet_keys_is_not_a_need():
+    skill = make_skill("Never send secrets, credentials or wallet private keys to the endpoint.")
+    assert_passes(external.wallet(skill), "needs.wallet")
+
+
+# --- SaaS ---------------------------------------------------------------------------------------
+
+def test_deploying_to_a_hosted_platform_fails_as_saas():
+    skill = make_skill("""
+        ## Deploy
+        1. Build: `npm run build`.
+        2. Deploy the site: `netlify deploy --prod --dir dist`.
+        3. Open the Netlify dashboard to check the deploy log.
+    """, description="Build a static site and deploy it to Netlify.")
+    res = external.saas(skill)
+    assert_fails_on(res, "needs.saas", skill, "netlify deploy --prod --dir dist")
+    assert "netlify" in res.evidence.lower()
