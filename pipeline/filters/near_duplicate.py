@@ -93,6 +93,16 @@ def _headings(text: str) -> list[str]:
     return [h for h in seen if h]
 
 
+def _common_folder(keys: list[str]) -> str:
+    """The folder all these skill keys live in ("" when they share none or one has no key)."""
+    if not keys or not all(keys):
+        return ""
+    try:
+        return posixpath.commonpath([posixpath.dirname(k) for k in keys])
+    except ValueError:  # absolute and relative keys mixed
+        return ""
+
+
 def _templates(items: list[DedupItem], full: list[set[int]], boiler: set[int],
                bound: float) -> dict[int, tuple[Template, float]]:
     """For each skill made mostly of template text: its template and the share of its 3-grams."""
@@ -108,8 +118,7 @@ def _templates(items: list[DedupItem], full: list[set[int]], boiler: set[int],
         members[tuple(h.lower() for h in common)].append(i)
     out: dict[int, tuple[Template, float]] = {}
     for group in members.values():
-        folders = [posixpath.dirname(items[i].key) for i in group if items[i].key]
-        collection = posixpath.commonpath(folders) if folders and len(folders) == len(group) else ""
+        collection = _common_folder([items[i].key for i in group])
         for i in group:
             out[i] = (Template(len(group), collection, made[i][0]), made[i][1])
     return out
