@@ -53,7 +53,7 @@ CATEGORY_TERMS: dict[str, tuple[str, ...]] = {
     "security-permissions": ("permission", "permissions", "chmod", "chown", "setuid", "acl", "acls",
                              "setfacl", "ssh", "gpg", "encrypt", "encryption", "decrypt", "checksum",
                              "checksums", "secrets", "umask", "sudoers", "password", "passwords",
-                             "hardening", "vulnerability", "vulnerabilities", "cve", "sast", "pentest",
+                             "hardening", "vulnerability", "vulnerabilities", "cve", "sast", "pentest", "pentesting", "pen test",
                              "penetration testing", "malware", "exploit", "exploits", "security",
                              "misconfiguration", "misconfigurations",
                              "firewall", "certificate", "certificates", "owasp", "forensics", "osint"),
