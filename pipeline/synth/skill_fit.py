@@ -2,9 +2,10 @@
 
 A skill is known by what its SKILL.md runs (tools) and the kinds of state it reads and writes
 (`pipeline.artifacts`). A family is known by the commands its solution runs and the kinds of
-the artifacts it reads and leaves (derived from a dry build on its own seed) plus the state
-kinds it declares (`Recipe.kinds`). The composer picks among the families that share a tool
-or a kind with the skill; a skill with evidence and no such family gets no substitute.
+the artifacts it reads and leaves (derived from a few dry builds on its own seed) plus the
+state kinds it declares (`Recipe.kinds`). The composer picks among the families that share a
+distinctive tool or a kind with the skill, and checks the draw it would make really uses one;
+a skill with evidence and no such family gets no substitute (NoRecipeError).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import random
 import re
 from dataclasses import dataclass
 
+from .recipes import REGISTRY
 from .recipes.base import Artifact, Recipe, StepContext, SynthesisError
 
 # Shell plumbing every solution and most skills use: it says nothing about what a skill is for.
@@ -88,7 +90,7 @@ class NoRecipeError(SynthesisError):
     def __init__(self, skill_name: str, parts: SkillParts, unknown_category: str | None = None):
         self.skill_name, self.parts = skill_name, parts
         needs = parts.needs() if parts.has_evidence else \
-            f"nothing a recipe knows (no tools or state kinds, and category {unknown_category!r})"
+            f"nothing a recipe knows (no distinctive tools or state kinds, and category {unknown_category!r})"
         super().__init__(f"no offline recipe for {skill_name}: needs {needs}")
 
 
@@ -197,7 +199,6 @@ TOP_SHARE = 0.6       # families scoring this share of the best one are all cand
 
 def _rarity() -> tuple[dict[str, float], dict[str, float]]:
     """Weight per tool and per kind over the registered families (computed once)."""
-    from .recipes import REGISTRY
     if not _RARITY:
         tools: dict[str, int] = {}
         kinds: dict[str, int] = {}

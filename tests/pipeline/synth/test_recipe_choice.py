@@ -104,7 +104,7 @@ def test_a_skill_with_no_evidence_and_no_known_category_is_reported():
     would honour it, so none is substituted (it used to become a file-operations task)."""
     vague = step("be-a-better-writer", "uncategorized")
     with pytest.raises(NoRecipeError, match=r"^no offline recipe for be-a-better-writer: needs nothing a recipe knows"
-                                            r" \(no tools or state kinds, and category 'uncategorized'\)$"):
+                                            r" \(no distinctive tools or state kinds, and category 'uncategorized'\)$"):
         synthesize_task([vague, plain("git")], 1, BASE)
 
 
