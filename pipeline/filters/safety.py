@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import re
 
-from pipeline.filters.base import RuleResult, compile_all, from_hits, passed, scan
-from workbench.models import Outcome, ParsedSkill
+from pipeline.filters.base import RuleResult, compile_all, scan
+from pipeline.filters.exfiltration import DROP_SITES, exfiltration  # its own module: where a secret goes
+from workbench.models import ParsedSkill
 
 _DESTRUCTIVE = compile_all(
     r"\brm\s+(-[a-z]*\s+)*-[a-z]*r[a-z]*\s+(-[a-z-]+\s+)*(--no-preserve-root\s+)?"
@@ -19,22 +20,6 @@ _DESTRUCTIVE = compile_all(
     r"\bchown\s+(-\w+\s+)*-R\s+\S+\s+/(\s|$)",
     r"\bwipefs\s+(-\w+\s+)*/dev/",
 )
-
-_CREDENTIAL = re.compile(
-    r"((~|\$HOME|\$\{HOME\}|/root|/home/[\w.-]+)/\.(ssh|aws|gnupg|kube|docker|netrc|pgpass|"
-    r"git-credentials|bash_history|config/gh)"
-    # public parts of ~/.ssh (known_hosts, config, authorized_keys, *.pub) are no secret
-    r"(/(?!known_hosts|config\b|authorized_keys|[\w.-]*\.pub\b)[\w.-]+)?(?![\w/.-])|/etc/shadow|\bprintenv\b|"
-    r"\benv\s*[|>]|\$\{?(AWS_SECRET\w*|GITHUB_TOKEN|\w*API_KEY|\w*_TOKEN|\w*PASSWORD)\}?|keychain)", re.I)
-# A command that sends data somewhere: uploads, raw sockets, remote copies.
-_SENDER = re.compile(
-    r"(\b(curl|wget)\b.*(\s(-F|--form|-d|--data[\w-]*|-T|--upload-file|--post-(data|file))\b|"
-    r"-X\s*(POST|PUT)|\|\s*(curl|wget))|\|\s*(curl|wget)\b|\b(nc|ncat|netcat|socat|scp|ftp|sftp)\b|"
-    r"/dev/tcp/|\brsync\b.*\w@[\w.-]+:)", re.I)
-_LOCAL = re.compile(r"(?<![\w.-])(localhost|127(?:\.\d{1,3}){3}|\[::1\]|0\.0\.0\.0)(?![\w.-])")
-_URL_HOST = re.compile(r"(?:https?|ftp)://(?:[^@/\s]+@)?(\[[^\]]+\]|[^/\s:'\"`]+)", re.I)
-_IDENTITY_ARG = re.compile(r"(\s-i\s+\S+|IdentityFile\s+\S+|ssh-add\s+\S+)")
-_WINDOW = 4  # a secret gathered a few lines above the upload still counts
 
 _INJECTION = compile_all(
     r"\b(ignore|disregard|forget)\b.{0,30}\b(all |any )?(previous|prior|above|earlier|system)\b.{0,20}"
@@ -53,10 +38,8 @@ _REMOTE_CODE = compile_all(
     r"\b(curl|wget)\b[^|\n]*\|\s*(sudo\s+)?python3?(\s+-)?\s*($|[;&)`'\"])",
     r"\b(ba)?sh\s+<\(\s*(curl|wget)\b",                                     # bash <(curl …)
     r"\bdownload\b.{0,80}\.(zip|exe|bin|dmg|appimage|msi)\b.{0,120}\b(run|execute|launch|open)\b",
-    r"\b(glot\.io|pastebin\.com|paste\.ee|hastebin|rentry\.co|ghostbin|termbin\.com)\b"
-    r".{0,120}\b(run|execute|paste|copy)\b",
-    r"\b(run|execute|paste|copy)\b.{0,120}\b(glot\.io|pastebin\.com|paste\.ee|hastebin|rentry\.co|"
-    r"ghostbin|termbin\.com)\b",
+    rf"\b({DROP_SITES})\b.{{0,120}}\b(run|execute|paste|copy)\b",
+    rf"\b(run|execute|paste|copy)\b.{{0,120}}\b({DROP_SITES})\b",
 )
 _JAILBREAK = compile_all(
     r"\bdeveloper mode\b",
@@ -78,37 +61,6 @@ _JAILBREAK = compile_all(
 def destructive(skill: ParsedSkill) -> RuleResult:
     return scan("safety.destructive", skill.raw_text, _DESTRUCTIVE, "wipes a system or data irrecoverably",
                 "no command that wipes the system, a disk or the home folder")
-
-
-def _sends_off_machine(line: str) -> bool:
-    if not _SENDER.search(line):
-        return False
-    hosts = _URL_HOST.findall(line)
-    if hosts:
-        return not all(_LOCAL.fullmatch(h) for h in hosts)
-    return not _LOCAL.search(line)
-
-
-def exfiltration(skill: ParsedSkill) -> RuleResult:
-    # A key passed with -i authenticates a copy; it is not what is being sent.
-    original = skill.raw_text.splitlines()
-    lines = [_IDENTITY_ARG.sub(" ", ln) for ln in original]
-    hits: list[tuple[int, str]] = []
-    for i, line in enumerate(lines):
-        if not _sends_off_machine(line):
-            continue
-        lo, hi = max(0, i - _WINDOW), min(len(lines), i + 2)
-        secret = next((j for j in range(lo, hi) if _CREDENTIAL.search(lines[j])), None)
-        if secret is None:
-            continue
-        if secret != i:
-            hits.append((secret + 1, original[secret].strip()[:240]))
-        hits.append((i + 1, original[i].strip()[:240]))
-        if len(hits) >= 3:
-            break
-    if hits:
-        return from_hits("safety.exfiltration", Outcome.FAIL, "sends credentials or secrets off the machine", hits)
-    return passed("safety.exfiltration", "no credential read that is sent to another host")
 
 
 def prompt_injection(skill: ParsedSkill) -> RuleResult:
