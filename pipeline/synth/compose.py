@@ -23,7 +23,7 @@ from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
 from .skill_fit import NoRecipeError, SkillParts, StepFidelity, fitting_tiers, step_fidelity
 
-SYNTH_VERSION = "2"
+SYNTH_VERSION = "3"   # 3: families chosen by the skill's tools and state kinds (v2 tasks are not reused)
 MAX_ADAPTERS = 3
 
 
