@@ -93,6 +93,13 @@ def shell_commands(text: str, known: Iterable[str] = ()) -> list[ShellCommand]:
     m = FRONT_MATTER.match(text)
     start = text[: m.end()].count("\n") if m else 0
     known_set = set(KNOWN_BINS) | COMMON_CLIS | set(known) | _installed_programs(lines[start:])
+    out = _scan(lines, start, known_set)
+    # a program seen running (in a shell block, or with flags) is known in its other spans too
+    seen = {c.program for c in out} - known_set
+    return _scan(lines, start, known_set | seen) if seen else out
+
+
+def _scan(lines: list[str], start: int, known_set: set[str]) -> list[ShellCommand]:
     out: list[ShellCommand] = []
     fence: str | None = None   # the language of the open fence, None outside fences
     pending: tuple[int, str] | None = None  # a line continued with a backslash
@@ -186,7 +193,7 @@ def _reads_as_prose(text: str, words: list[str]) -> bool:
     """A list item like "find the culprit" or "npm Docs" names a program but is a sentence."""
     if len(words) > 16 or any(w.lower().strip(",.:;") in _PROSE_WORDS for w in words[1:]):
         return True
-    bare = text.split()[1:4]  # as written: a quoted "Fix" argument stays quoted
+    bare = text.split()[1:2]  # as written: a quoted "Fix" argument stays quoted
     return any(re.fullmatch(r"[A-Z][a-z]+[,.:;]?", w) for w in bare)
 
 

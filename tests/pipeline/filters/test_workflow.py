@@ -103,3 +103,107 @@ def test_passes_bulleted_workflow_section():
         - Finish with `git bisect reset`.
     """)
     assert workflow.structured_steps(skill).outcome == Outcome.PASS
+
+
+# --- CLI references: no step list, concrete commands -------------------------------------
+
+def test_passes_a_cli_reference_with_commands_in_code_blocks():
+    skill = make_skill("""
+        # jq cookbook
+
+        ## Pick fields
+        ```bash
+        jq '.items[] | {id, name}' data.json
+        ```
+
+        ## Filter and count
+        ```bash
+        jq '[.items[] | select(.active)] | length' data.json
+        jq -r '.items[].name' data.json | sort | uniq -c
+        ```
+    """)
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.PASS, res.evidence
+    assert res.evidence.startswith("a CLI reference: 3 concrete commands of jq")
+    assert "jq '.items[] | {id, name}' data.json" in res.evidence
+    first = skill.raw_text.splitlines().index("jq '.items[] | {id, name}' data.json") + 1
+    assert res.location == f"SKILL.md:{first}"
+
+
+def test_passes_a_table_of_subcommands_with_examples():
+    skill = make_skill("""
+        # gopass
+
+        | Task | Command |
+        | --- | --- |
+        | Show a secret | `gopass show -c websites/example.org` |
+        | Generate one | `gopass generate websites/new.org 24` |
+        | Find entries | `gopass find example` |
+    """)
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.PASS, res.evidence
+    assert "3 concrete commands of gopass" in res.evidence
+
+
+def test_passes_bare_command_list_items_of_the_tool_the_skill_installs():
+    skill = make_skill("""
+        # Convert documents to markdown
+
+        Install it with:
+        - go install github.com/example/mdconv/cmd/mdconv@latest
+
+        Usage:
+        - mdconv report.docx -o report.md
+        - mdconv slides.pptx --images assets/ -o slides.md
+    """)
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.PASS, res.evidence
+    assert "2 concrete commands of mdconv" in res.evidence
+
+
+def test_flags_scraped_fragments_with_broken_option_lists():
+    skill = make_skill("""
+        # Table extraction agent
+
+        ## Installation
+        Basic usage or getting-started notes:
+        - ## Commandline Usage Examples
+        - [-g] [-h] [-i] [-l] [-n] [-o <OUTFILE>] [-p <PAGES>] [-r] [-s
+        - tabex [command] [options]
+        - --version Show version information
+    """)
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.FAIL
+    assert "found 0 workflow step(s) and 0 concrete command(s)" in res.evidence
+
+
+def test_flags_install_lines_without_any_use_of_the_tool():
+    skill = make_skill("""
+        # Icon generator
+
+        ## Installation
+        - pip install Pillow
+        - git clone https://github.com/example/icon-gen.git
+        ```bash
+        npm install -g icon-gen
+        icon-gen --help
+        ```
+    """)
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.FAIL
+    assert "0 concrete command(s)" in res.evidence
+    assert "only install/set-up lines besides (line" in res.evidence
+    assert "pip install Pillow" in res.evidence
+
+
+def test_prose_list_items_that_start_with_a_program_name_are_no_commands():
+    skill = make_skill("""
+        # Debugging mindset
+
+        - find the smallest input that still fails
+        - make sure the fix has a test
+        - watch the logs while you reproduce
+    """)
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.FAIL
+    assert "0 concrete command(s)" in res.evidence
