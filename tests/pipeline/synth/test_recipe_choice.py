@@ -144,3 +144,13 @@ PY
 tar -C /tmp -cJf x.tar.xz top && X=1 awk '{print}' f | norm
 echo "$(( i + 1 ))" $(wc -l < f)"""
     assert solution_commands(solve) == {"tr", "jq", "sort", "python3", "tar", "xz", "awk", "echo", "wc"}
+
+
+def test_the_composer_rules_hold_among_the_fitting_families():
+    """Two sqlite3 skills in a row get two different sqlite families (no repeat when another fits),
+    each reading what the step before left."""
+    steps = [step("db-one", "databases", ("sqlite3",)), step("db-two", "databases", ("sqlite3",), i=1)]
+    for seed in SEEDS:
+        task = synthesize_task(steps, seed, BASE)
+        assert all("sqlite3" in f.tools_used for f in task.fidelity), task.fidelity
+        assert task.recipes[0] != task.recipes[1], task.recipes
