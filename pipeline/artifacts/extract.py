@@ -14,40 +14,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass
 
 from pipeline.artifacts import vocabulary as voc
-from pipeline.binaries import KNOWN_BINS
+from pipeline.artifacts.commands import commands, is_tool, record_command
+from pipeline.artifacts.refs import CODE, FILE, INPUT_SECTION, WORD, ArtifactRef, Collector, SkillArtifacts
 
-CODE, INPUT_SECTION, FILE, WORD = 3.0, 3.0, 2.0, 1.0   # evidence weights
-
-
-@dataclass(frozen=True)
-class ArtifactRef:
-    kind: str                 # a vocabulary kind name
-    name: str | None          # the file name, or the qualifier (a language), or None
-    evidence: str             # the text it was read from (trimmed)
-    line: int | None          # 1-based line in the SKILL.md, None for parsed inputs/outputs
-
-
-@dataclass(frozen=True)
-class SkillArtifacts:
-    tools: tuple[str, ...]               # binaries really invoked, in order of first use
-    consumes: tuple[ArtifactRef, ...]    # strongest evidence first
-    produces: tuple[ArtifactRef, ...]
-
-    @property
-    def consumed_kinds(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r.kind for r in self.consumes))
-
-    @property
-    def produced_kinds(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r.kind for r in self.produces))
-
-    @property
-    def empty(self) -> bool:
-        return not (self.consumes or self.produces)
-
+__all__ = ["ArtifactRef", "SkillArtifacts", "extract"]   # the data types live in refs.py
 
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "terminal", "shell-session", "shellsession",
@@ -139,200 +111,16 @@ _CONSUME_WORD = re.compile(r"\b(?:from|reads?|reading|parses?|pars(?:ing|ed)|loa
 _INPUT_HEAD = re.compile(r"\b(inputs?|prerequisites?|requirements?|requires|given|before you start)\b", re.I)
 _OUTPUT_HEAD = re.compile(r"\b(outputs?|produces|results?|deliverables?|artifacts?|generated|created|"
                           r"files? (?:it )?(?:writes|creates))\b", re.I)
-# The skill package's own files and other skills' or agents' files: tooling, not machine state.
-_PACKAGE_DIRS = ("scripts/", "references/", "reference/", "assets/", "templates/", "examples/", "agents/", "../",
-                 "shared/", "rules/", ".claude/", ".agents/", ".cursor/", ".codex/", ".gemini/", "skills/")
 # Markdown a skill mentions in prose is nearly always its own documentation ("see examples.md");
 # only the conventional project documents (README.md, CHANGELOG.md) are machine state it reads.
 _PROJECT_DOC = re.compile(r"^(?:[\w.-]+/)*[A-Z][A-Z0-9_-]+\.(?:md|rst|txt)$")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)|\]\[[^\]]*\]|\[[^\]]*\.md\]")
-_NOT_FILES = frozenset({"e.g", "i.e", "etc", "vs", "node.js", "next.js", "vue.js", "nuxt.js", "react.js", "d3.js",
-                        "three.js", "socket.io", "chart.js", "express.js", "asp.net", "skill.md", "claude.md",
-                        "agents.md", "readme.md"})
-_OUT_FLAGS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--out-file", "-O", "--target",
-                        "--dest", "--destination", "--save", "--export", "--write", "-w"})
-# --junitxml=report.xml, --output-dir out/, --save-to x.json: a long flag named for a result
-_OUT_FLAG_NAME = re.compile(r"^--[\w-]*(?:out|report|junit|save|export|dest|write|result)[\w-]*$")
-_SKIP_PREFIX = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "builtin", "!", "then", "do", "else",
-                          "xargs", "watch", "timeout", "nice", "ionice", "doas"})
-_NOT_TOOLS = frozenset({"cd", "export", "source", ".", "set", "unset", "alias", "if", "fi", "for", "while", "done",
-                        "case", "esac", "function", "return", "local", "read", "echo", "printf", "true", "false",
-                        "exit", "shift", "eval", "trap", "wait", "test", "[", "[[", "{", "}", "(", ")", "in", "let",
-                        "declare", "readonly", "type", "which", "pwd", "sleep", "else", "elif", "until", "select",
-                        # code pasted into a shell block
-                        "import", "from", "def", "class", "with", "try", "except", "finally", "raise", "break",
-                        "continue", "pass", "print", "const", "var", "async", "await", "lambda", "yield", "del",
-                        "global", "assert", "not", "and", "or", "is", "none", "null"})
-_TOOLISH = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
-_SINGLE_QUOTED = re.compile(r"'[^']*'")
-_DOUBLE_QUOTED = re.compile(r'"([^"]*)"')
-_PLAIN_WORD = re.compile(r"^[^\s|;&<>]*$")
-_SPLIT_CMD = re.compile(r"\s*(?:&&|\|\||;|\|(?!\|))\s*")
-_INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "deno", "bun",
-                           "uv", "npx", "tsx", "ts-node"})
-
-
-class _Collector:
-    def __init__(self, bins: frozenset[str]):
-        self.bins = bins
-        self.tools: dict[str, None] = {}
-        self.refs: dict[tuple[str, str, str | None], list] = {}   # (role, kind, name) -> [weight, (line, seq), ref]
-        self.order = 0
-
-    def add(self, role: str, kind: str, name: str | None, weight: float, evidence: str, line: int | None) -> None:
-        key = (role, kind, name)
-        slot = self.refs.get(key)
-        if slot is None:
-            self.order += 1   # by line first: prose is read after the code, but its lines count in place
-            self.refs[key] = [weight, (line if line is not None else -1, self.order), ArtifactRef(kind, name, evidence.strip()[:160], line)]
-        else:
-            slot[0] += weight
-
-    def file(self, role: str, token: str, weight: float, evidence: str, line: int | None) -> tuple | None:
-        """Record a file argument or mention by the kind its name signals; the key it went under."""
-        token = token.strip("'\"`,;:()[]{}<>").removeprefix("./").lstrip("-")
-        low = token.lower()
-        if not token or low.rsplit("/", 1)[-1] in _NOT_FILES or low.startswith(_PACKAGE_DIRS) or "*" in token and "." not in token:
-            return None
-        kind = voc.kind_of_file(token)
-        if kind is None:
-            return None
-        name = token if kind not in voc.QUALIFIED else voc.language_of_file(token)
-        self.add(role, kind, name, weight, evidence, line)
-        return (role, kind, name)
-
-    def result(self) -> SkillArtifacts:
-        def side(role: str) -> tuple[ArtifactRef, ...]:
-            named = {k for (r, k, name) in self.refs if r == role and name is not None}
-            made_first = {(k, name): slot[1] for (r, k, name), slot in self.refs.items()
-                          if r == "produces" and name is not None}
-            # a nameless ref (from a command or a word) adds its weight to the named ones of its kind
-            rows = [(w, o, ref) for (r, _, _), (w, o, ref) in self.refs.items()
-                    if r == role and (ref.name is not None or ref.kind not in named)
-                    # a file the skill itself wrote before it reads it is an intermediate, not an input
-                    and not (r == "consumes" and made_first.get((ref.kind, ref.name), (1 << 62, 0)) < o)]
-            # per kind: total weight decides the kind's rank, then each ref by its own weight
-            by_kind: dict[str, float] = {}
-            for (r, _, _), (w, _, ref) in self.refs.items():
-                if r != role:
-                    continue
-                by_kind[ref.kind] = by_kind.get(ref.kind, 0.0) + w
-            first: dict[str, int] = {}
-            for _, o, ref in rows:
-                first[ref.kind] = min(first.get(ref.kind, o), o)
-            rows.sort(key=lambda x: (-by_kind[x[2].kind], first[x[2].kind], -x[0], x[1]))
-            return tuple(ref for _, _, ref in rows)
-        return SkillArtifacts(tuple(self.tools), side("consumes"), side("produces"))
-
-
-def _commands(line: str) -> list[list[str]]:
-    line = line.strip()
-    if line[:2] in ("$ ", "% ", "> "):   # a prompt
-        line = line[2:]
-    line = re.sub(r"\s#\s.*$", "", line)
-    if "$(" in line or "`" in line:    # a command substitution is a command of its own
-        line = line.replace("$(", " ; ").replace("`", " ; ")
-    if "'" in line or '"' in line:
-        # a quoted program (a jq filter, an awk script) is one argument, not commands or files
-        line = _SINGLE_QUOTED.sub("''", line)
-        line = _DOUBLE_QUOTED.sub(lambda m: m.group(1) if _PLAIN_WORD.match(m.group(1)) else '""', line)
-    out = []
-    for seg in _SPLIT_CMD.split(line):
-        toks = seg.split()
-        while toks and (toks[0] in _SKIP_PREFIX or ("=" in toks[0] and not toks[0].startswith("-"))):
-            toks = toks[1:]
-        if toks:
-            out.append(toks)
-    return out
-
-
-def _command_key(toks: list[str]) -> tuple[str, str]:
-    exe = toks[0].rsplit("/", 1)[-1]
-    sub = next((t for t in toks[1:] if not t.startswith("-")), "")
-    return exe, sub
-
-
-def _is_tool(exe: str, bins: frozenset[str], strict: bool) -> bool:
-    if exe in _NOT_TOOLS:
-        return False
-    if exe in KNOWN_BINS or exe in voc.COMMANDS or exe in bins:
-        return True
-    return not strict and bool(_TOOLISH.match(exe)) and "." not in exe
-
-
-def _code_command(c: _Collector, toks: list[str], evidence: str, line: int, strict: bool) -> None:
-    exe, sub = _command_key(toks)
-    if not _is_tool(exe, c.bins, strict) or (len(toks) > 1 and toks[1] in ("=", "+=", ":=", "==", "(", ":")):
-        return
-    c.tools.setdefault(exe, None)
-    flags = " ".join(t for t in toks[1:] if t.startswith("-"))
-    keys = [exe, f"{exe} {sub}"] + [f"{exe} {t}" for t in toks[1:4] if t.startswith("-")]
-    for key in keys:
-        for k in voc.READS.get(key, ()):
-            c.add("consumes", k, voc.LANGUAGE_BY_COMMAND.get(exe) if k in voc.QUALIFIED else None, CODE, evidence,
-                  line)
-        for k in voc.WRITES.get(key, ()):
-            c.add("produces", k, None, CODE, evidence, line)
-    if exe == "tar":
-        mode = flags.replace("-", "") + (toks[1] if len(toks) > 1 and not toks[1].startswith("-") else "")
-        role = "produces" if "c" in mode or "--create" in flags else "consumes"
-        c.add(role, "tar-archive", None, CODE, evidence, line)
-        if role == "consumes" and ("x" in mode or "--extract" in flags):
-            c.add("produces", "directory-tree", None, CODE, evidence, line)
-    args = toks[1:]
-    positional_out = exe in ("convert", "magick", "cp", "mv", "ffmpeg", "rsync", "ln", "install")
-    last_file = None
-    i = 0
-    while i < len(args):
-        t = args[i]
-        role = "consumes"
-        if t in (">", ">>", "1>", "2>") or (t.startswith(">") and len(t) > 1):
-            t = t.lstrip(">") or (args[i + 1] if i + 1 < len(args) else "")
-            i += 0 if args[i].lstrip(">") else 1
-            role = "produces"
-        elif t == "<":
-            t = args[i + 1] if i + 1 < len(args) else ""
-            i += 1
-        elif t in _OUT_FLAGS or _OUT_FLAG_NAME.match(t.split("=", 1)[0]):
-            if "=" in t:
-                t = t.split("=", 1)[1]
-            else:
-                t = args[i + 1] if i + 1 < len(args) else ""
-                i += 1
-            role = "produces"
-        elif t.startswith("-") and "=" in t:
-            t = t.split("=", 1)[1]
-        elif t.startswith("-"):
-            i += 1
-            continue
-        if exe == "tee" or (exe in ("tar", "zip", "7z") and role == "consumes" and last_file is None
-                            and ("c" in flags or exe != "tar") and voc.kind_of_file(t) in
-                            ("tar-archive", "zip-archive")):
-            role = "produces"
-        if exe in _INTERPRETERS and last_file is None and voc.kind_of_file(t.strip("'\"")) in ("source-tree",
-                                                                                            "shell-script"):
-            last_file = t   # the script run is the skill's tool, not its input
-            i += 1
-            continue
-        before = len(c.refs)
-        key = c.file(role, t, CODE, evidence, line)
-        if key:
-            last_file = (t, key, len(c.refs) > before)
-        i += 1
-    # cp a b, convert in.png out.jpg, ffmpeg -i in.mp4 out.webm: the last file named is the output
-    if positional_out and isinstance(last_file, tuple) and last_file[1][0] == "consumes" and \
-            sum(1 for a in args if voc.kind_of_file(a.strip("'\"")) is not None) >= 2:
-        if last_file[2]:
-            c.refs.pop(last_file[1], None)
-        c.file("produces", last_file[0], CODE, evidence, line)
-
-
 def _blank(m: re.Match) -> str:
     return " " * len(m.group(0))
 
 
-def _prose(c: _Collector, items: list[tuple[int | None, str, str | None]], file_weight: float = FILE,
+def _prose(c: Collector, items: list[tuple[int | None, str, str | None]], file_weight: float = FILE,
            word_weight: float = WORD) -> None:
     """File names and vocabulary words in prose lines ``(line, text, section role)``.
 
@@ -405,7 +193,7 @@ def _body_start(lines: list[str]) -> int:
 
 def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
     """Typed artifacts and invoked tools of one SKILL.md (front matter included or not)."""
-    c = _Collector(frozenset(bins))
+    c = Collector(frozenset(bins))
     _prose(c, [(None, str(item), "consumes") for item in inputs] + [(None, str(item), "produces") for item in outputs],
            INPUT_SECTION, INPUT_SECTION)
     prose: list[tuple[int | None, str, str | None]] = []
@@ -434,8 +222,8 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
                 if stripped and not stripped.startswith("#"):
                     if _has_loopback(stripped.lower()):
                         c.add("consumes", "http-service", None, CODE, stripped, n + 1)
-                    for toks in _commands(stripped):
-                        _code_command(c, toks, stripped, n + 1, strict=lang in ("", "text", "console"))
+                    for toks in commands(stripped):
+                        record_command(c, toks, stripped, n + 1, strict=lang in ("", "text", "console"))
             else:
                 _code_other(c, text, lang, n + 1)
             continue
@@ -448,9 +236,9 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
             continue
         for code in _INLINE_CODE.findall(text) if "`" in text else ():
             toks = code.split()
-            if len(toks) >= 2 and _is_tool(toks[0], c.bins, strict=True):
-                for cmd in _commands(code):
-                    _code_command(c, cmd, text, n + 1, strict=True)
+            if len(toks) >= 2 and is_tool(toks[0], c.bins, strict=True):
+                for cmd in commands(code):
+                    record_command(c, cmd, text, n + 1, strict=True)
         prose.append((n + 1, text, section_role))
     _prose(c, prose)
     return c.result()
@@ -459,7 +247,7 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
 _PY_WRITE = re.compile(r"\.(?:to_\w+|write\w*|save\w*|dump|savefig|export\w*)\(|open\([^)]*['\"][wa]b?['\"]")
 
 
-def _code_other(c: _Collector, text: str, lang: str, line: int) -> None:
+def _code_other(c: Collector, text: str, lang: str, line: int) -> None:
     """Code in a programming language: file names in it, read or written by the call they are in."""
     if lang in ("python", "py"):
         c.tools.setdefault("python3", None)

@@ -122,7 +122,8 @@ KINDS: tuple[StateKind, ...] = (
     _k("compiled-binary", "a compiled executable", ext="o so a out exe elf wasm dylib",
        reads="objdump, nm, readelf, strip, ldd, gdb, valgrind, strace, ltrace", writes="gcc, g++, clang, cc, rustc, "
        "go build, cargo build, zig build", words="compiled binary, executable binary, shared library, object file"),
-    _k("tar-archive", "a tar archive", ext="tar tar.gz tgz tar.xz txz tar.bz2 tbz2 tar.zst", words="tarball, tar archive"),
+    _k("tar-archive", "a tar archive", ext="tar tar.gz tgz tar.xz txz tar.bz2 tbz2 tar.zst",
+       words="tarball, tar archive"),
     _k("zip-archive", "a zip archive", ext="zip jar whl 7z", reads="unzip, zipinfo", writes="zip, 7z",
        words="zip archive, zip file"),
     _k("compressed-file", "a compressed file", ext="gz xz zst bz2 lz4 br lzma", reads="gunzip, unxz, unzstd, zcat, "
@@ -312,5 +313,6 @@ def present_state(kinds: list[tuple[str, str | None]]) -> str:
             if len(in_workdir) == 1:
                 out.append(kind(k).present(q))
             else:
-                out.append(_capital(", ".join(in_workdir[:-1]) + f" and {in_workdir[-1]} are in the working directory."))
+                listed = ", ".join(in_workdir[:-1]) + f" and {in_workdir[-1]}"
+                out.append(_capital(f"{listed} are in the working directory."))
     return " ".join(out)
