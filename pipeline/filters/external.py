@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.filters.base import RuleResult, from_hits, passed
-from pipeline.filters.line_context import Line, skill_lines
+from pipeline.filters.line_context import Line, optional_at, skill_lines
 from pipeline.ingest.skill_markdown import as_list, openclaw_meta
 from workbench.models import Outcome, ParsedSkill
 
@@ -54,7 +54,7 @@ _API_KEY_PHRASES = _one_of(
 )
 _BARE_KEY = re.compile(rf"\b{_KEY_WORDS}\b|\bauth keys?\b", re.I)   # counts in a set-up section or the description
 # "no API key needed", "without a token": the line says the opposite of a need
-_NO_NEED = re.compile(r"\b(no|without|not|never|zero|free of)\b[^.;]{0,20}\b(api[ _-]?key|key|token|account|login|"
+_NO_NEED = re.compile(r"\bout of scope\b|\b(no|without|not|never|zero|free of)\b[^.;]{0,20}\b(api[ _-]?key|key|token|account|login|"
                       r"sign-?up|credentials?|auth\w*|mcp|server|cloud|network)\b[^.;]{0,20}|\b(key|account|login|auth\w*)[- ]free\b", re.I)
 
 # Vendors whose API is billed by use (LLM providers, hosted sandboxes and browsers, vector
@@ -71,9 +71,17 @@ _METERED_NEED = re.compile(rf"(?<![A-Za-z])({'|'.join(re.escape(v) for v in METE
                            rf"[\w.]*[ _-]?(api[ _-]?key|api[ _-]?token|key|token|api\b|credits?|account)", re.I)
 
 
+_URL = re.compile(r"https?://\S+")
+
+
+def _blank_urls(text: str) -> str:
+    """A vendor in a link (its docs, a source repo) is a reference, not a use; same length keeps spans."""
+    return _URL.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def metered(text: str) -> bool:
     """Does `text` name the key, token or API of a vendor billed by use?"""
-    return bool(_METERED_NEED.search(text) or any(_METERED.match(v) for v in credential_vars(text)))
+    return bool(_METERED_NEED.search(_blank_urls(text)) or any(_METERED.match(v) for v in credential_vars(text)))
 
 
 # --- accounts ---------------------------------------------------------------------------
@@ -93,6 +101,10 @@ _ACCOUNT = _one_of(
     r"\bauthenticated\s+(`?[\w-]+`?\s+)?(cli|session|user|account|client)\b",
     r"\bbrowser cookies?\b.{0,40}\bauth|\bauth\w*\b.{0,40}\bbrowser cookies?\b|\blogged-in\s+(browser|session|account)\b",
 )
+# "GitHub auth with repo scopes", "AWS credentials", "an Okta tenant" under Prerequisites
+# (a vendor-looking name: GitHub, AWS, MuAPI, E2B — not a sentence's first word such as "Check")
+_SETUP_ACCOUNT = re.compile(r"\b([A-Z]{2,}[\w.-]*|[A-Z][a-z]+[A-Z][\w.-]*|[A-Z]\w*\d\w*)\s+"
+                            r"(auth|authentication|login|credentials?|account|tenant)\b")
 # GitHub's CLI beyond local git: every one of these needs `gh auth`
 _GH_REMOTE = re.compile(r"\bgh\s+(pr|issue|api|run|release|workflow|gist|secret|label|project|search|"
                         r"repo\s+(create|fork|view|edit|delete|sync)|codespace|cache|variable)\b")
@@ -185,9 +197,31 @@ class Hit:
     optional: bool
 
 
-def _hits(lines: tuple[Line, ...], match: Callable[[Line], bool]) -> list[Hit]:
-    return [Hit(ln, ln.optional or ln.secondary) for ln in lines
-            if not ln.advice and match(ln) and not _NO_NEED.search(ln.text)]
+def _hits(lines: tuple[Line, ...], match: Callable[[Line], object]) -> list[Hit]:
+    """Lines where `match` finds the thing (a re.Match, a (start, end) span, or any truthy value
+    for the whole line), optional when their context or the clause around the find says so."""
+    out = []
+    for ln in lines:
+        if ln.advice or _NO_NEED.search(ln.text):
+            continue
+        found = match(ln)
+        if not found:
+            continue
+        start, end = found.span() if isinstance(found, re.Match) else found if isinstance(found, tuple) \
+            else (0, len(ln.text))
+        out.append(Hit(ln, ln.optional or ln.secondary or optional_at(ln.text, start, end)))
+    return out
+
+
+def _first(text: str, *patterns: re.Pattern[str]) -> re.Match | None:
+    return next((m for p in patterns if (m := p.search(text))), None)
+
+
+def _var_span(text: str, names: list[str]) -> tuple[int, int] | None:
+    if not names:
+        return None
+    i = text.find(names[0])
+    return (i, i + len(names[0])) if i >= 0 else (0, len(text))
 
 
 def _verdict(rule: str, hits: list[Hit], what: str, clean: str, *, core_needed: int = 1,
@@ -226,9 +260,14 @@ def _lines(skill: ParsedSkill) -> tuple[Line, ...]:
     return skill_lines(skill.raw_text)
 
 
+def _metered_span(ln: Line) -> re.Match | tuple[int, int] | None:
+    return _METERED_NEED.search(_blank_urls(ln.text)) or _var_span(ln.text, [v for v in credential_vars(ln.text)
+                                                                if _METERED.match(v)])
+
+
 def metered_lines(skill: ParsedSkill) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     """(core, optional) lines that use the key or API of a vendor billed by use."""
-    hits = _hits(_lines(skill), lambda ln: metered(ln.text))
+    hits = _hits(_lines(skill), _metered_span)
     return (_evidence([h for h in hits if not h.optional]), _evidence([h for h in hits if h.optional]))
 
 
@@ -253,19 +292,23 @@ def api_key(skill: ParsedSkill) -> RuleResult:
     names = {v for ln in lines for v in credential_vars(ln.text)} | set(_declared_env(skill))
     local = _local_vars(lines, names)
     declared = [e for e in _declared_env(skill) if credential_vars(e) and not metered(e) and e not in local]
-    hits = _hits(lines, lambda ln: not metered(ln.text) and not _LOCAL_USE.search(ln.text)
-                 and not (set(credential_vars(ln.text)) & local) and bool(
-        credential_vars(ln.text) or _API_KEY_PHRASES.search(ln.text)
-        or ln.setup and _BARE_KEY.search(ln.text)))
+
+    def find(ln: Line):
+        if metered(ln.text) or _LOCAL_USE.search(ln.text) or set(credential_vars(ln.text)) & local:
+            return None
+        return _var_span(ln.text, credential_vars(ln.text)) or _API_KEY_PHRASES.search(ln.text) \
+            or (_BARE_KEY.search(ln.text) if ln.setup else None)
+    hits = _hits(lines, find)
     return _verdict("needs.api_key", hits, "needs an API key or token of an outside service",
                     "needs no API key or token", declared=declared)
 
 
 def account(skill: ParsedSkill) -> RuleResult:
     lines = _lines(skill)
-    hits = _hits(lines, lambda ln: bool(_ACCOUNT.search(ln.text) or _VENDOR_ACCOUNT.search(ln.text)
-                                        or (ln.in_code or "`" in ln.text) and _CLI_LOGIN.search(ln.text)))
-    gh = _hits(lines, lambda ln: bool(_GH_REMOTE.search(ln.text)))
+    hits = _hits(lines, lambda ln: _first(ln.text, _ACCOUNT, _VENDOR_ACCOUNT)
+                 or (_CLI_LOGIN.search(ln.text) if ln.in_code or "`" in ln.text else None)
+                 or (_SETUP_ACCOUNT.search(ln.text) if ln.setup else None))
+    gh = _hits(lines, lambda ln: _GH_REMOTE.search(ln.text))
     # one `gh pr view` among many local commands is a side remark; a workflow of them is a need
     if len([h for h in gh if not h.optional]) >= 2:
         hits += gh
@@ -281,11 +324,11 @@ _MCP_DOCS = re.compile(r"\bmcp__[\w-]*(context7|docs?|documentation|deepwiki)[\w
 _FILE_NAME = re.compile(r"[\w./-]+\.(md|txt|py|ts|js|sh)\b")
 
 
-def _mcp_line(ln: Line) -> bool:
-    if _MCP_DOCS.search(ln.text):
-        return False
-    text = _FILE_NAME.sub(" ", ln.text)
-    return bool(_MCP_TOOL.search(text) or _MCP.search(text)) and not _MCP_BUILD.search(text)
+def _mcp_line(ln: Line) -> re.Match | None:
+    if _MCP_DOCS.search(ln.text) or _MCP_BUILD.search(ln.text):
+        return None
+    text = _FILE_NAME.sub(lambda m: " " * len(m.group(0)), ln.text)   # same length: spans stay right
+    return _first(text, _MCP_TOOL, _MCP)
 
 
 def mcp(skill: ParsedSkill) -> RuleResult:
@@ -310,8 +353,8 @@ def wallet(skill: ParsedSkill) -> RuleResult:
 def saas(skill: ParsedSkill) -> RuleResult:
     about = {m.group(0).lower() for m in _SAAS_NAME.finditer(f"{skill.name}\n{skill.description}")}
     lines = _lines(skill)
-    hits = _hits(lines, lambda ln: _SAAS_WORK.search(ln.text) and (
-        bool(about & {m.group(0).lower() for m in _SAAS_NAME.finditer(ln.text)}) or not _SAAS_NAME.search(ln.text)))
+    hits = _hits(lines, lambda ln: (m := _SAAS_WORK.search(ln.text)) and (
+        bool(about & {n.group(0).lower() for n in _SAAS_NAME.finditer(ln.text)}) or not _SAAS_NAME.search(ln.text)) and m)
     if not about:
         # a skill that is not about a hosted product needs it only where it works in one repeatedly
         hits = [h for h in hits if _SAAS_NAME.search(h.line.text) or re.search(r"deploy", h.line.text, re.I)]
@@ -325,8 +368,8 @@ def network_service(skill: ParsedSkill) -> RuleResult:
     if _LOCAL_CLUSTER.search(skill.raw_text):
         return passed("needs.network_service", "starts the servers it talks to itself")
     declared = [e for e in _declared_env(skill) if _NETWORK_ENV.match(e) and not credential_vars(e)]
-    hits = _hits(_lines(skill), lambda ln: not _LOCALHOST.search(ln.text) and bool(
-        _NETWORK.search(ln.text) or ln.setup and _SERVER_PREREQ.search(ln.text)))
+    hits = _hits(_lines(skill), lambda ln: None if _LOCALHOST.search(ln.text) else
+                 _NETWORK.search(ln.text) or (_SERVER_PREREQ.search(ln.text) if ln.setup else None))
     return _verdict("needs.network_service", hits, "talks to a server it does not run (database, cluster, "
                     "broker, remote host)", "talks to no outside server", core_needed=2,
                     declared=declared if declared and hits else None)

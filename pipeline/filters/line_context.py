@@ -28,7 +28,7 @@ SETUP_HEADING = re.compile(r"\bprerequisites?\b|\brequire(ments|d)?\b|\bsetup\b|
 # Sections that are not the skill's core workflow: what is said there is secondary.
 SECONDARY_HEADING = re.compile(
     r"\boptional\b|\badvanced\b|\bintegrations?\b|\balternatives?\b|\bsee also\b|\brelated\b|\bextensions?\b|"
-    r"\bbonus\b|\bappendix\b|\btroubleshoot|\bfaq\b|\bextra\b|\bpublish(ing)?\b|\bsharing\b|\bnext steps\b|"
+    r"\bbonus\b|\bappendix\b|\btroubleshoot|\bfaq\b|\bextra\b|\bnext steps\b|"
     r"\bfurther\b|\bresources\b|\blinks\b|\bcredits?\b|\backnowledg", re.I)
 
 # Sections and lines that warn about secrets, accounts and services instead of using them.
@@ -49,7 +49,7 @@ class Line:
     heading: str         # the nearest heading above ("" before the first), its parents joined by " / "
     in_code: bool
     in_front_matter: bool
-    optional: bool       # the line, a line just above it, or its section says it is optional
+    optional: bool       # a line just above it or its section says it is optional (see optional_at for the line's own words)
     secondary: bool      # in a section that is not the core workflow
     setup: bool          # in a prerequisites / set-up / configuration section
     advice: bool         # warns about the thing rather than using it
@@ -84,7 +84,7 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
         advice = section_advice or bool(ADVICE_LINE.search(text))
         # "Optional:" or "# optional, for X" just above applies to this line
         lead_in = bool(recent) and bool(OPTIONAL.search(recent[-1])) and _is_lead_in(recent[-1])
-        optional = bool(OPTIONAL.search(text)) or section_optional or lead_in
+        optional = section_optional or lead_in
         out.append(Line(i, text, heading, in_code, in_front, optional, secondary, setup, advice))
         if text.strip():
             recent.append(text)
@@ -97,6 +97,17 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
 def _heading_flags(heading: str) -> tuple[bool, bool, bool, bool]:
     return (bool(OPTIONAL.search(heading)), bool(SECONDARY_HEADING.search(heading)),
             bool(ADVICE_HEADING.search(heading)), bool(SETUP_HEADING.search(heading)))
+
+
+_CLAUSE_END = re.compile(r"[;!?|]|\.(\s|$)|\s[—–]\s|\s-\s")
+
+
+def optional_at(text: str, start: int, end: int) -> bool:
+    """Does the clause of `text` around [start, end) say it is optional? ("E2B API key; optional
+    SDK extras" makes the extras optional, not the key.)"""
+    left = max([m.end() for m in _CLAUSE_END.finditer(text, 0, start)], default=0)
+    right = next((m.start() for m in _CLAUSE_END.finditer(text, end)), len(text))
+    return bool(OPTIONAL.search(text[left:right]))
 
 
 def _is_lead_in(text: str) -> bool:

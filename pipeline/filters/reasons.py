@@ -10,8 +10,8 @@ from collections.abc import Iterable
 
 from workbench.models import FilterVerdict, Outcome
 
-REASONS = ("unsafe", "duplicate", "os", "gui", "not_terminal_work", "paid_service", "needs_account",
-           "needs_network_service", "no_workflow")
+REASONS = ("unsafe", "duplicate", "os", "gui", "not_terminal_work", "paid_service", "needs_network_service",
+           "needs_account", "no_workflow")
 
 # rule name -> label reason. Every rule the runner registers has a row (tests check it).
 RULE_REASONS: dict[str, str] = {
@@ -47,9 +47,10 @@ _FAMILY_REASONS = {"safety": "unsafe", "dedup": "duplicate", "workflow": "no_wor
 # - duplicate: a copy is dropped even when it is otherwise fine;
 # - os, gui: the skill cannot run on a headless Linux machine at all;
 # - not_terminal_work: the work itself is not done in a shell, whatever it would use;
-# - paid_service, needs_account, needs_network_service: what the tool needs from outside,
-#   from the costliest thing to get (money), to an identity with a vendor, to a server one
-#   could run oneself. These are properties of the tool: a fuller text would not fix them;
+# - paid_service, needs_network_service, needs_account: what the tool needs from outside:
+#   money first; then a server it talks to (the key or login for that server only opens it,
+#   so the server is the cause); then an identity with a vendor. These are properties of
+#   the tool: a fuller text would not fix them;
 # - no_workflow last: it is a property of this text, and the one cause left when nothing
 #   else is wrong (hand labels name the outside need first when both hold).
 PRIORITY = REASONS

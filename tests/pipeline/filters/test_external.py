@@ -389,3 +389,12 @@ def test_deploying_to_a_hosted_platform_fails_as_saas():
     res = external.saas(skill)
     assert_fails_on(res, "needs.saas", skill, "netlify deploy --prod --dir dist")
     assert "netlify" in res.evidence.lower()
+
+
+def test_an_optional_extra_on_the_same_line_does_not_make_the_key_optional():
+    skill = make_skill("""
+        ## Prerequisites
+        Tracker account and API key; Python 3.11; optional `tracker-cli` extras
+    """)
+    res = external.api_key(skill)
+    assert res.outcome == Outcome.FAIL, res.evidence

@@ -41,5 +41,8 @@ def test_primary_reason_follows_the_fixed_priority_and_failures_beat_warnings():
     assert reasons.primary_reason(fired + [("safety.destructive", "fail")]) == "unsafe"
     assert reasons.primary_reason([("needs.api_key", "warn"), ("executable.os", "pass")]) == "needs_account"
     assert reasons.primary_reason([("executable.os", "pass")]) is None
+    # the server a key opens is the cause, not the key
+    assert reasons.primary_reason([("needs.api_key", "fail"), ("needs.network_service", "fail")]) == \
+        "needs_network_service"
     verdict = FilterVerdict(skill_id="s", rule="executable.paid_service", outcome="fail", evidence="x")
     assert reasons.primary_reason([verdict, ("needs.network_service", "fail")]) == "paid_service"
