@@ -20,7 +20,7 @@ import pandas as pd
 
 from pipeline.graph import bridges as bridge_mod
 from pipeline.graph.constraints import from_edits
-from pipeline.graph.dedup import cluster_scenarios, medoids
+from pipeline.graph.dedup import ConstraintError, cluster_scenarios, identical_groups, medoids
 from pipeline.graph.projection import project
 from workbench.embeddings import get_embedder
 from workbench.embeddings.cache import EmbeddingCache, embed_cached
@@ -104,8 +104,7 @@ def build_graph(ws: Workspace, opts: BuildOptions | None = None, *, llm: LLMClie
         report.dedup_reused = True
     else:
         say("dedup", 0, 1)
-        labels = cluster_scenarios(vectors, threshold=opts.threshold, k=opts.knn_k,
-                                   must_link=constraints.must_link, cannot_link=constraints.cannot_link)
+        labels = _dedup(vectors, rows["text"].tolist(), opts, constraints)
         _store_clusters(ws, rows, vectors, labels, constraints.renames, report.build_id)
         say("dedup", 1, 1)
     report.clusters = int(labels.max()) + 1 if len(labels) else 0
@@ -131,6 +130,18 @@ def build_graph(ws: Workspace, opts: BuildOptions | None = None, *, llm: LLMClie
     store.record_build(ws.db, report.build_id, started, embedder.model_id, opts.threshold, inputs_hash,
                        report.as_dict())
     return report
+
+
+def _dedup(vectors, texts, opts: BuildOptions, constraints) -> np.ndarray:
+    """Dedup with copies of one text as one node (see identical_groups); should the user's
+    merges chain two sides of a split through such a group, their edits alone decide."""
+    cannot = constraints.cannot_link_all(len(texts))
+    must = [list(g) for g in constraints.must_link] + identical_groups(texts, cannot)
+    try:
+        return cluster_scenarios(vectors, threshold=opts.threshold, k=opts.knn_k, must_link=must, cannot_link=cannot)
+    except ConstraintError:
+        return cluster_scenarios(vectors, threshold=opts.threshold, k=opts.knn_k,
+                                 must_link=constraints.must_link, cannot_link=cannot)
 
 
 def _embedder_kwargs(ws: Workspace, name: str) -> dict:

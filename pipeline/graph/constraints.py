@@ -6,8 +6,9 @@ contradiction needs:
 - a merge drops earlier splits whose two sides it joins;
 - a split takes its moved scenarios out of earlier merges that held both sides, and the rest
   of each such merge stays merged. (Dropping the whole merge instead undid a 105-scenario
-  merge when one scenario was split off it.) The moved scenarios form one cluster of their own,
-  and a rename of the cluster stays with the side that stays.
+  merge when one scenario was split off it.) The moved scenarios form one cluster of their own
+  (``isolated``: apart from every other scenario, not only from the side that stays), and a
+  rename of the cluster stays with the side that stays.
 """
 from __future__ import annotations
 
@@ -19,6 +20,20 @@ class Constraints:
     must_link: list[list[int]] = field(default_factory=list)
     cannot_link: list[tuple[list[int], list[int]]] = field(default_factory=list)
     renames: dict[int, str] = field(default_factory=dict)  # member index -> canonical text
+    # groups split off a cluster: each is a cluster of its own, joining no other cluster either
+    # (without this, a scenario split off a cluster of copies of one sentence landed in the
+    # next cluster along); a later merge of one with other scenarios lifts it
+    isolated: list[list[int]] = field(default_factory=list)
+
+    def cannot_link_all(self, n: int) -> list[tuple[list[int], list[int]]]:
+        """cannot_link plus, for each isolated group, the group against every other row."""
+        out = list(self.cannot_link)
+        for g in self.isolated:
+            inside = set(g)
+            rest = [i for i in range(n) if i not in inside]
+            if rest:
+                out.append((g, rest))
+        return out
 
 
 def _without_split_sides(merges: list[set[int]], groups: list[set[int]]) -> list[set[int]]:
@@ -70,6 +85,7 @@ def _consistent(merges: list[set[int]], splits: list[tuple[set[int], set[int]]]
 def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
     merges: list[set[int]] = []
     splits: list[tuple[set[int], set[int]]] = []
+    isolated: list[set[int]] = []
     renames: dict[int, str] = {}
     for e in edits:
         p = e["payload"]
@@ -78,6 +94,7 @@ def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
             if len(group) < 2:
                 continue
             splits = [(a, b) for a, b in splits if not (a & group and b & group)]
+            isolated = [g for g in isolated if not (g & group and group - g)]
             merges.append(group)
         elif e["kind"] == "split":
             groups = [{index_of[s] for s in g if s in index_of} for g in p.get("groups", [])]
@@ -97,6 +114,7 @@ def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
                     renames = {(stay if k == anchor else k): v for k, v in renames.items() if k != stay}
             merges.extend(g for g in groups[1:] if len(g) >= 2 and g not in merges)
             splits.extend((groups[i], groups[j]) for i in range(len(groups)) for j in range(i + 1, len(groups)))
+            isolated.extend(g for g in groups[1:] if g not in isolated)
         elif e["kind"] == "rename":
             anchor = index_of.get(p.get("anchor", ""))
             if anchor is not None and p.get("text", "").strip():
@@ -104,4 +122,5 @@ def from_edits(edits: list[dict], index_of: dict[str, int]) -> Constraints:
                 renames[anchor] = p["text"].strip()
     splits = _consistent(merges, splits)
     return Constraints(must_link=[sorted(m) for m in merges],
-                       cannot_link=[(sorted(a), sorted(b)) for a, b in splits], renames=renames)
+                       cannot_link=[(sorted(a), sorted(b)) for a, b in splits], renames=renames,
+                       isolated=[sorted(g) for g in isolated])

@@ -240,6 +240,39 @@ def medoids(vectors: np.ndarray, labels: np.ndarray) -> np.ndarray:
     return out
 
 
+def identical_groups(texts: Sequence[str],
+                     cannot_link: Sequence[tuple[Sequence[int], Sequence[int]]] = ()) -> list[list[int]]:
+    """Must-link groups of scenarios whose texts are the same, so they are always one node.
+
+    Needed because missing kNN pairs count as 0: 31 copies of one sentence with k = 16 do
+    not all see each other, and the lower bound scattered them over 11 clusters. Copies a
+    cannot-link pair (a user's split) keeps apart go to different groups."""
+    tags: dict[int, set[tuple[int, int]]] = {}
+    for n, pair in enumerate(cannot_link):
+        for side, members in enumerate(pair):
+            for i in members:
+                tags.setdefault(int(i), set()).add((n, side))
+    by_text: dict[str, list[int]] = {}
+    for i, text in enumerate(texts):
+        by_text.setdefault(text, []).append(i)
+    out: list[list[int]] = []
+    for members in by_text.values():
+        if len(members) < 2:
+            continue
+        groups: list[tuple[list[int], set[tuple[int, int]]]] = []
+        for i in members:
+            t = tags.get(i, set())
+            for g, seen in groups:
+                if not any((n, 1 - side) in seen for n, side in t):
+                    g.append(i)
+                    seen |= t
+                    break
+            else:
+                groups.append(([i], set(t)))
+        out.extend(g for g, _ in groups if len(g) > 1)
+    return out
+
+
 def cluster_scenarios(vectors: np.ndarray, threshold: float = 0.88, k: int = 16,
                       must_link: Sequence[Sequence[int]] = (),
                       cannot_link: Sequence[tuple[Sequence[int], Sequence[int]]] = (),

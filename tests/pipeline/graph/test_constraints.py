@@ -73,3 +73,11 @@ def test_a_rename_stays_with_the_side_that_stays_when_its_anchor_is_split_off():
     c = from_edits([edit("rename", anchor="s1", text="First"), edit("rename", anchor="s2", text="Second"),
                     edit("rename", anchor="s1", text="Third")], IDX)
     assert list(c.renames.items()) == [(2, "Second"), (1, "Third")]
+
+
+def test_scenarios_split_off_are_a_cluster_of_their_own_until_a_merge_joins_them():
+    c = from_edits([edit("split", groups=[["s1", "s2"], ["s3"]])], IDX)
+    assert c.isolated == [[3]]
+    assert c.cannot_link_all(5) == [([1, 2], [3]), ([3], [0, 1, 2, 4])]
+    c = from_edits([edit("split", groups=[["s1", "s2"], ["s3"]]), edit("merge", scenario_ids=["s3", "s6"])], IDX)
+    assert c.isolated == [] and c.cannot_link == [([1, 2], [3])]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.cluster.hierarchy import fcluster, linkage
 
-from pipeline.graph.dedup import (ConstraintError, average_linkage, cluster_scenarios,
+from pipeline.graph.dedup import (ConstraintError, average_linkage, cluster_scenarios, identical_groups,
                                   medoids)
 from pipeline.graph.knn import knn_query, knn_self
 
@@ -267,3 +267,22 @@ def test_medoids_pick_the_member_nearest_the_mean_direction():
         mean = x[members].astype(np.float64).sum(axis=0)
         score = x[members] @ (mean / np.linalg.norm(mean))
         assert score[members.tolist().index(m[c])] >= score.max() - 1e-6
+
+
+def test_copies_of_one_sentence_are_one_node_whatever_k():
+    # 31 copies of one sentence (template scenarios) among near neighbours: with k = 16 the
+    # copies do not all see each other and the missing pairs' zeros scattered them
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=32)
+    near = [base + rng.normal(scale=0.25, size=32) for _ in range(12)]
+    vectors = np.array([base] * 31 + near)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    texts = ["A CSV table is in the working directory."] * 31 + [f"near {i}" for i in range(12)]
+    labels = cluster_scenarios(vectors, threshold=0.88, k=16, must_link=identical_groups(texts))
+    assert len(set(labels[:31])) == 1
+
+
+def test_copies_a_split_keeps_apart_stay_apart():
+    texts = ["same"] * 5 + ["other"]
+    groups = identical_groups(texts, cannot_link=[([0, 1], [2]), ([2], [0, 1, 3, 4, 5])])
+    assert groups == [[0, 1, 3, 4]]
