@@ -152,12 +152,15 @@ SAAS_PRODUCTS = (
     "firebase", "apify", "browserless", "e2b", "replicate", "pinecone", "snowflake", "bigquery", "databricks",
     "langfuse", "langsmith", "langtrace", "cloudinary", "algolia", "auth0", "clerk", "okta", "bamboohr",
     "workday", "servicenow", "splunk", "weaviate cloud", "modal", "runpod", "openrouter", "elevenlabs",
+    # public clouds: a skill about their stacks and resources works in someone's account
+    "aws", "amazon web services", "azure", "google cloud", "gcp",
 )
 _SAAS_NAMES = r"(" + "|".join(re.escape(p) for p in SAAS_PRODUCTS) + r")"
 _SAAS_NAME = re.compile(rf"\b{_SAAS_NAMES}\b", re.I)
 _SAAS_WORK = _one_of(
     rf"\b{_SAAS_NAMES}\b.{{0,40}}\b(dashboard|workspace|tenant|org(anization)?|project|site|instance|"
-    rf"portal|admin|account|app|bot|channel|board|base|database|pages?|api)\b",
+    rf"portal|admin|account|app|bot|channel|board|base|database|pages?|api|apis|cdn|platform|ui|console|"
+    rf"stacks?|subscription|resources|sdk|cli)\b",
     r"\b(in|from|on|via|open|into|to)\s+(the|your)\s+([A-Z][\w.-]*\s+){0,3}(dashboard|portal|admin panel|"
     r"control panel|web app|web ui)\b",
     r"\b(netlify|vercel|heroku|fly|flyctl|railway|render|firebase|supabase|wrangler|amplify|eas)\s+deploy\b",
@@ -360,8 +363,11 @@ def saas(skill: ParsedSkill) -> RuleResult:
         hits = [h for h in hits if _SAAS_NAME.search(h.line.text) or re.search(r"deploy", h.line.text, re.I)]
         return _verdict("needs.saas", hits, "works inside a hosted (SaaS) product",
                         "works in no hosted product", core_needed=3)
+    # named in the skill's name it is what the skill is about; named in the description (often in a
+    # list of tools it covers) it takes more lines of work in it
+    in_name = bool(_SAAS_NAME.search(skill.name))
     return _verdict("needs.saas", hits, f"works inside a hosted product ({', '.join(sorted(about))})",
-                    "works in no hosted product", core_needed=2)
+                    "works in no hosted product", core_needed=2 if in_name else 3)
 
 
 def network_service(skill: ParsedSkill) -> RuleResult:
