@@ -1,8 +1,14 @@
-"""A skill must describe a workflow: at least two concrete steps, or — a CLI reference — at
-least two concrete commands that invoke a program with real arguments."""
+"""A skill must describe terminal work with a workflow.
+
+workflow.steps: at least two concrete steps, or — a CLI reference — at least two concrete
+commands that invoke a program with real arguments.
+workflow.not_terminal: the core work is not done in a shell at all (marketing copy, coaching,
+business planning, writing advice) — no commands beyond one in passing, no code, and words of
+writing, business or people work far outnumber words of terminal work."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from pipeline.filters.base import RuleResult
 from pipeline.ingest.shell_commands import ShellCommand, shell_commands
@@ -10,6 +16,34 @@ from workbench.models import Outcome, ParsedSkill
 
 MIN_STEPS = 2
 MIN_COMMANDS = 2
+# workflow.not_terminal fails only past both: conservative, a shell command or code block passes
+MIN_HUMAN_WORDS = 5
+HUMAN_SHARE = 0.6
+
+_HUMAN_WORK = re.compile(
+    r"\b(marketing|copywrit\w*|copy|headlines?|audiences?|brand(ing)?|voice|tone|personas?|buyers?|customers?|"
+    r"sales|selling|sell|funnels?|conversions?|campaigns?|ads?|advertis\w+|leads?|offers?|pricing|launch(es)?|"
+    r"growth|seo|blog(s|ging)?|newsletters?|storytelling|story|stories|books?|chapters?|authors?|readers?|"
+    r"ebooks?|writers?|writing|drafts?|prose|essays?|coach(ing|es)?|mindset|empath\w*|feelings?|emotion\w*|"
+    r"conversations?|interviews?|negotiat\w+|objections?|phishing|pretext\w*|vishing|physical|stakeholders?|"
+    r"culture|values|community|communities|strateg(y|ies|ic)|brainstorm\w*|ideas?|ideation|creative|creativity|"
+    r"insights?|principles?|methodolog(y|ies)|psycholog\w+|habits?|motivation|procrastinat\w+|relationships?|"
+    r"persuasi\w+|messaging|positioning|pitch(es)?|revenue|business(es)?|entrepreneurs?|startups?|investors?|"
+    r"markets?|thinking|think|mental|cognitive|reflect\w*|journal\w*|goals?|priorit\w+|meetings?|clients?|"
+    r"people|humans?|managers?|leadership|hiring|candidates?|career|resume|profit\w*)\b", re.I)
+_TERMINAL_WORK = re.compile(
+    r"\b(files?|director(y|ies)|folders?|scripts?|commands?|terminal|shell|cli|run(s|ning)?|execut\w+|"
+    r"install\w*|build(s|ing)?|compil\w+|tests?|testing|repositor(y|ies)|repo|git|commits?|branch(es)?|code|"
+    r"codebase|functions?|class(es)?|modules?|apis?|endpoints?|json|csv|yaml|toml|xml|sql|database|quer(y|ies)|"
+    r"servers?|docker|containers?|logs?|errors?|debug\w*|config\w*|packages?|dependenc(y|ies)|python|node|"
+    r"javascript|typescript|golang|rust|java|bash|npm|pip|regex|schemas?|pars\w+|paths?|bytes?|binar(y|ies)|"
+    r"process(es)?|stdout|stderr|exit code|flags?|arguments?|variables?|compiler|runtime|library|libraries|"
+    r"framework|sdk|http|url|requests?|responses?|kubernetes|cluster|deploy\w*|pdf|svg|png|html|css|markdown|"
+    r"tables?|columns?|rows?|data(set)?|pandas|numpy|lint\w*|format\w*|"
+    r"\w+\.(py|sh|js|ts|json|md|csv|yaml|yml|toml|go|rs|sql|txt|html))\b", re.I)
+# Fenced blocks that hold prose or a diagram, not a program.
+_PROSE_LANGS = {"", "text", "txt", "plain", "plaintext", "markdown", "md", "mermaid", "dot"}
+_FENCE = re.compile(r"^\s*(?:```+|~~~+)\s*([\w+-]*)")
 
 
 def skill_commands(skill: ParsedSkill) -> list[ShellCommand]:
@@ -61,4 +95,38 @@ def structured_steps(skill: ParsedSkill) -> RuleResult:
                       "SKILL.md body")
 
 
-RULES = (structured_steps,)
+def _code_blocks(text: str) -> list[tuple[int, str]]:
+    """(line, language) of each fenced block that holds code, not prose."""
+    out, open_fence = [], False
+    for n, line in enumerate(text.splitlines(), start=1):
+        m = _FENCE.match(line)
+        if m:
+            if not open_fence and m.group(1).lower() not in _PROSE_LANGS:
+                out.append((n, m.group(1).lower()))
+            open_fence = not open_fence
+    return out
+
+
+def not_terminal(skill: ParsedSkill) -> RuleResult:
+    text = skill.raw_text
+    concrete = concrete_commands(skill_commands(skill))
+    code = _code_blocks(text)
+    human = [w.group(0).lower() for w in _HUMAN_WORK.finditer(text)]
+    terminal = len(_TERMINAL_WORK.findall(text))
+    share = len(human) / (len(human) + terminal) if human else 0.0
+    if len(concrete) >= MIN_COMMANDS or code or len(human) < MIN_HUMAN_WORDS or share < HUMAN_SHARE:
+        return RuleResult("workflow.not_terminal", Outcome.PASS,
+                          f"terminal work: {len(concrete)} concrete command(s), {len(code)} code block(s), "
+                          f"{terminal} words of terminal work against {len(human)} of writing, business "
+                          f"or people work")
+    top = ", ".join(f"{w} ×{n}" for w, n in Counter(human).most_common(4))
+    lines = sorted(((len(_HUMAN_WORK.findall(ln)), n, ln.strip()[:160])
+                    for n, ln in enumerate(text.splitlines(), start=1)), key=lambda t: (-t[0], t[1]))[:2]
+    shown = "; ".join(f"line {n}: {ln}" for _, n, ln in sorted(lines, key=lambda t: t[1]))
+    return RuleResult("workflow.not_terminal", Outcome.FAIL,
+                      f"the core work is not done in a shell: {len(human)} words of writing, business or "
+                      f"people work ({top}) against {terminal} of terminal work, {len(concrete)} concrete "
+                      f"command(s) and no code — {shown}", f"SKILL.md:{min(lines, key=lambda t: t[1])[1]}")
+
+
+RULES = (structured_steps, not_terminal)

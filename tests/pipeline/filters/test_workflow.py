@@ -207,3 +207,85 @@ def test_prose_list_items_that_start_with_a_program_name_are_no_commands():
     res = workflow.structured_steps(skill)
     assert res.outcome == Outcome.FAIL
     assert "0 concrete command(s)" in res.evidence
+
+
+# --- workflow.not_terminal ----------------------------------------------------------------
+
+NOT_TERMINAL = "workflow.not_terminal"
+
+
+def test_not_terminal_flags_copywriting_guidance_without_commands():
+    skill = make_skill("""
+        # Headline workshop
+
+        You are a senior copywriter. Turn the offer into headlines for the audience.
+
+        ## Steps
+        1. Name the buyer and the one outcome they want from the offer.
+        2. Write ten headlines across angles: curiosity, proof, urgency, story.
+        3. Rank the headlines by how well the copy speaks to the buyer's objections.
+    """)
+    res = workflow.not_terminal(skill)
+    assert res.rule == NOT_TERMINAL
+    assert res.outcome == Outcome.FAIL, res.evidence
+    assert res.evidence.startswith("the core work is not done in a shell:")
+    assert "headlines ×" in res.evidence and "0 concrete command(s) and no code" in res.evidence
+    n = skill.raw_text.splitlines().index("3. Rank the headlines by how well the copy speaks to the buyer's objections.") + 1
+    assert f"line {n}:" in res.evidence
+
+
+def test_not_terminal_flags_business_coaching_even_with_one_command_in_passing():
+    skill = make_skill("""
+        # Find your first customers
+
+        Coach the founder through a strategy for selling to the first customers of the business.
+
+        ## Steps
+        1. List the people and communities the founder already belongs to.
+        2. Talk to ten customers a week; keep notes with `cat >> notes.md`.
+        3. Turn the conversations into an offer and a pricing page for the community.
+    """)
+    assert workflow.not_terminal(skill).outcome == Outcome.FAIL
+
+
+def test_not_terminal_passes_prose_guidance_for_terminal_work():
+    # advice, no commands, but its subject is code, tests and files
+    skill = make_skill("""
+        # Review a pull request
+
+        ## Steps
+        1. Read the diff file by file and note each function whose error handling changed.
+        2. Check that every new code path has a test and the test names the bug it guards.
+        3. Look for config values and paths that are hard-coded in the module.
+    """)
+    assert workflow.not_terminal(skill).outcome == Outcome.PASS
+
+
+def test_not_terminal_passes_marketing_work_done_with_real_commands():
+    # conservative: real shell commands in the core steps pass whatever the subject
+    skill = make_skill("""
+        # Campaign report
+
+        Summarise the marketing campaign results for the audience and the brand team.
+
+        ## Steps
+        1. Join the ad exports with `mlr --icsv --ojson join -j campaign -f ads.csv leads.csv > joined.json`.
+        2. Count leads per campaign with `jq 'group_by(.campaign) | map({c: .[0].campaign, n: length})' joined.json`.
+    """)
+    res = workflow.not_terminal(skill)
+    assert res.outcome == Outcome.PASS, res.evidence
+    assert res.evidence.startswith("terminal work: 2 concrete command(s)")
+
+
+def test_not_terminal_passes_a_skill_with_code():
+    skill = make_skill("""
+        # Tone checker
+
+        Score the tone of customer emails for the support team's brand voice.
+
+        ```python
+        import sys
+        print(len(sys.stdin.read().split()))
+        ```
+    """)
+    assert workflow.not_terminal(skill).outcome == Outcome.PASS
