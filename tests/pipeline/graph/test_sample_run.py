@@ -7,15 +7,23 @@ from tests.helpers import cli
 from workbench.store import graph as store
 
 
+# No walk on the demo graph goes on for 60 steps without a revisit, so every path is short.
+LONG = "60"
+
+
 def test_short_paths_are_counted_and_explained_in_the_report(graph_workspace):
-    report = sample(graph_workspace, "inverse-frequency", 60, seed=2, min_len=6, max_len=6)
+    report = sample(graph_workspace, "inverse-frequency", 60, seed=2, min_len=int(LONG), max_len=int(LONG))
     steps = store.path_steps(graph_workspace.db, report.batch_id)
     lengths = steps.groupby("idx")["step"].max() + 1
-    assert report.min_len == 6 and report.below_min_len == int((lengths < 6).sum()) > 0
-    assert report.dead_end + report.revisit <= report.below_min_len and report.dead_end > 0
+    assert report.min_len == 60 and report.below_min_len == int((lengths < 60).sum()) == report.n_paths
+    # a walk stops only where it must: a dead end, or nowhere to go but back onto the path
+    assert report.dead_end + report.revisit == report.below_min_len
     note = report.note
-    assert f"{report.below_min_len} of {report.n_paths} paths are shorter than --min-len 6" in note
-    assert f"{report.dead_end} reached a cluster with no out-edges" in note
+    assert f"{report.below_min_len} of {report.n_paths} paths are shorter than --min-len 60" in note
+    if report.dead_end:
+        assert f"{report.dead_end} reached a cluster with no out-edges" in note
+    if report.revisit:
+        assert f"{report.revisit} could only go on to a cluster already on the path" in note
     assert report.as_dict()["below_min_len"] == report.below_min_len and report.as_dict()["note"] == note
 
 
@@ -25,10 +33,11 @@ def test_single_skill_paths_are_never_called_short(graph_workspace):
 
 
 def test_cli_sample_prints_the_short_paths(graph_workspace):
-    r = cli("sample", "--workspace", str(graph_workspace.root), "--n", "30", "--min-len", "6", "--max-len", "6")
+    r = cli("sample", "--workspace", str(graph_workspace.root), "--n", "30", "--min-len", LONG, "--max-len", LONG)
     assert r.returncode == 0, r.stderr
-    assert "paths are shorter than --min-len 6" in " ".join(r.stderr.split())
-    assert "no out-edges" in " ".join(r.stderr.split())
+    said = " ".join(r.stderr.split())
+    assert f"30 of 30 paths are shorter than --min-len {LONG}" in said
+    assert "no out-edges" in said or "already on the path" in said
 
 
 def test_the_note_joins_both_things_a_batch_can_fall_short_of():
