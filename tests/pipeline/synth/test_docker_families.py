@@ -38,6 +38,7 @@ CHAINS = [
     ["line-diff", "systemd-timer-lock", "git-revert-branch"],
     ["sqlite-migrate", "unittest-fix", "archive-pack", "archive-convert"],
     ["git-bisect-regression", "json-convert", "shared-group-folder"],
+    ["accounts-provision", "table-filter-sort", "daemon-control"],
     ["loopback-api-probe", "group-aggregate", "daemon-control", "git-hook-guard"],
 ]
 
