@@ -1,7 +1,9 @@
 """Helpers shared by tests: write skill packages on the fly."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -57,3 +59,15 @@ def sum_bundle(solve: str = "python3 -c \"print(sum(int(x) for x in open('/app/n
     }
     files.update(extra_files or {})
     return TaskBundle(files)
+
+
+def scripted_scenario_pair(body: dict) -> dict:
+    """A replay-server reply like a model's: a scenario pair naming the skill of the prompt
+    (the server's default schema instance echoes field names, which is rightly refused)."""
+    name = re.search(r"Skill: (\S+)", json.dumps(body["messages"])).group(1)
+
+    def sc(role: str) -> dict:
+        return {"goal": f"{role} goal of {name}", "context": "a Linux shell", "capability": "bash and coreutils",
+                "state": f"{role} state of {name}", "io_tool": "files in /data",
+                "canonical": f"{name} {role}condition state"}
+    return {"pre": sc("pre"), "post": sc("post")}

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers import cli, write_skill
+from tests.helpers import cli, scripted_scenario_pair, write_skill
 from workbench.cli import DEMO_TASKS
-from workbench.llm.replay_server import ReplayServer
+from workbench.llm.replay_server import ReplayServer, Rule
 
 STATUS_SHAPE = {"skills": {"total", "accepted", "rejected", "pending"},
                 "scenarios": {"skills_with_scenarios", "raw", "clusters"},
@@ -40,6 +40,7 @@ def test_scenarios_infer_offline_then_llm(tmp_path):
     off = cli("--workspace", ws, "scenarios", "infer", "--json")
     assert json.loads(off.stdout)["provider"] == "offline" and json.loads(off.stdout)["inferred"] == 2
     with ReplayServer() as server:
+        server.add_rule(Rule(match="Skill:", reply=scripted_scenario_pair))
         env = {"WORKBENCH_LLM_BASE_URL": server.base_url, "WORKBENCH_LLM_MODEL": "replay", "OPENAI_API_KEY": "k"}
         on = cli("--workspace", ws, "scenarios", "infer", "--json", env=env)
         assert on.returncode == 0, on.stderr

@@ -9,7 +9,7 @@ import pytest
 from pipeline.ingest.run import ingest
 from pipeline.scenarios import offline
 from pipeline.scenarios.run import STAGE, infer_offline, infer_online
-from tests.helpers import write_skill
+from tests.helpers import scripted_scenario_pair as _scripted_pair, write_skill
 from tests.workbench.llm.conftest import make_settings
 from workbench.llm.replay_server import ReplayServer, Rule
 from workbench.llm.runtime import open_client
@@ -36,17 +36,6 @@ def test_offline_gives_every_accepted_demo_skill_both_scenarios(demo_workspace):
     before = sc["canonical"].to_dict()
     infer_offline(demo_workspace, force=True)
     assert scen_store.scenarios_for(demo_workspace.db, sid).set_index("role")["canonical"].to_dict() == before
-
-
-def _scripted_pair(body: dict) -> dict:
-    """Answer like a model would: a pair that names the skill from the prompt."""
-    name = re.search(r"Skill: (\S+)", json.dumps(body["messages"])).group(1)
-
-    def sc(role: str) -> dict:
-        return {"goal": f"{role} goal of {name}", "context": "a Linux shell", "capability": "bash and coreutils",
-                "state": f"{role} state of {name}", "io_tool": "files in /data",
-                "canonical": f"{name} {role}condition state"}
-    return {"pre": sc("pre"), "post": sc("post")}
 
 
 def test_online_fills_scenarios_and_a_second_run_makes_no_http_call(demo_workspace, tmp_path):
