@@ -20,6 +20,7 @@ _ACTIONS = compile_all(
     r"(^|[.:;!]\s+|^\s*(?:[-*+]|\d{1,2}[.)])\s+)(then\s+|now\s+)?drag(\s+and\s+drop)?\s+(the|a|an|it|them|your|each|all)\b",
     r"\bdrag\b.{0,40}\b(onto|into|to)\s+(the\s+)?(window|desktop|dock|canvas|sidebar|finder|browser window)\b",
     rf"\b(open|launch|start|use|using|in|into|inside|with|via)\s+(the\s+)?({_APPS})\b",
+    rf"\b(open|launch)\s[^.;:\n]{{0,30}}\b({_APPS}|files app|file manager)\b",   # "open the Files app (Nautilus)"
     r"\b(graphical|gui)\s+(installer|wizard|application|app|client|tool|desktop)\b",
     r"\b(open|launch|start)\b.{0,30}\bdesktop (app|application)\b",
     r"\bscreenshot\b.{0,30}\bpaste\b",

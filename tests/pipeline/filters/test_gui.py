@@ -72,3 +72,8 @@ def test_a_quoted_message_for_the_user_is_not_a_step():
         > Click any heading to edit it, then click Save. Press Ctrl+C to stop the server.
     """)
     assert_passes(gui(skill), RULE)
+
+
+def test_opening_a_desktop_file_manager_fails():
+    skill = make_skill("2. Open the Files app (Nautilus) and go to the Downloads folder.")
+    assert_flagged(gui(skill), RULE, skill, "Open the Files app (Nautilus)")
