@@ -91,15 +91,22 @@ def _blank_urls(text: str) -> str:
 def _files(text: str) -> list[tuple[int, int, str]]:
     """(start, end, name) of every path-shaped name with an extension; not an e-mail's domain
     nor a shell variable's tail."""
-    out = []
+    out: list[tuple[int, int, str]] = []
+    last = 0
     for m in _DOT_EXT.finditer(text):
         j = m.start()
-        while j > 0 and text[j - 1] in _FILE_CHARS:
+        stop = max(last, j - _MAX_NAME)   # bounded: a hostile megabyte of "a.b~a.b~" stays linear
+        while j > stop and text[j - 1] in _FILE_CHARS:
             j -= 1
+        last = m.end()
         if j == m.start() or (j > 0 and text[j - 1] in "$@{"):
             continue
         out.append((j, m.end(), text[j:m.end()]))
+        if len(out) >= _MAX_MENTIONS:
+            break
     return out
+
+
 _WORD = re.compile(r"\b(" + _alternation(voc.WORDS) + r")\b")
 _PRODUCE_VERB = re.compile(r"\b(?:writ(?:e|es|ing|ten)|sav(?:e|es|ed|ing)|generat\w*|produc\w*|creat\w*|export\w*|"
                            r"outputs?|emit\w*|render\w*|build\w*|compil\w*|clon\w*|dump\w*|initiali[sz]\w*|"
@@ -114,8 +121,13 @@ _OUTPUT_HEAD = re.compile(r"\b(outputs?|produces|results?|deliverables?|artifact
 # Markdown a skill mentions in prose is nearly always its own documentation ("see examples.md");
 # only the conventional project documents (README.md, CHANGELOG.md) are machine state it reads.
 _PROJECT_DOC = re.compile(r"^(?:[\w.-]+/)*[A-Z][A-Z0-9_-]+\.(?:md|rst|txt)$")
-_LINK_TARGET = re.compile(r"\]\([^)]*\)|\]\[[^\]]*\]|\[[^\]]*\.md\]")
-_INLINE_CODE = re.compile(r"`([^`\n]+)`")
+_LINK_TARGET = re.compile(r"\]\([^)\n]{0,300}\)|\]\[[^\]\n]{0,100}\]|\[[^\]\n]{0,100}\.md\]")
+_INLINE_CODE = re.compile(r"`([^`\n]{1,300})`")
+_MAX_NAME = 255      # longest file name or path read; the role is read off this many characters before it
+_MAX_MENTIONS = 2000  # file names and words read per skill: real ones name far fewer, a hostile one stays fast
+_CLAUSE = re.compile(r"[.!?;:]\s|,\s+(?:then|and)\s")
+
+
 def _blank(m: re.Match) -> str:
     return " " * len(m.group(0))
 
@@ -135,7 +147,7 @@ def _prose(c: Collector, items: list[tuple[int | None, str, str | None]], file_w
 
     def at(pos: int) -> tuple[int, str]:
         i = bisect_right(starts, pos) - 1
-        return i, text[starts[i]:pos]
+        return i, text[max(starts[i], pos - _MAX_NAME):pos]
 
     def role_of(i: int, prefix: str) -> str:
         return items[i][2] or _role_before(prefix)
@@ -152,7 +164,7 @@ def _prose(c: Collector, items: list[tuple[int | None, str, str | None]], file_w
     found = _files(text)
     matches = [(a, token) for a, _, token in found]
     matches += _bare_names(text)
-    for start, token in matches:
+    for start, token in matches[:_MAX_MENTIONS]:
         i, prefix = at(start)
         role = role_of(i, prefix)
         if role == "produces" or voc.kind_of_file(token) != "markdown-doc" or _PROJECT_DOC.match(token):
@@ -164,7 +176,9 @@ def _prose(c: Collector, items: list[tuple[int | None, str, str | None]], file_w
             last = b
         text = "".join(parts) + text[last:]
     low = text.lower()
-    for m in _WORD.finditer(low):
+    for n, m in enumerate(_WORD.finditer(low)):
+        if n >= _MAX_MENTIONS:
+            break
         i, prefix = at(m.start())
         role, kind = role_of(i, prefix), voc.WORDS[m.group(1)]
         if role == "produces" or kind not in voc.OUTPUT_ONLY:
@@ -177,7 +191,7 @@ def _has_loopback(low: str) -> bool:
 
 
 def _role_before(prefix: str) -> str:
-    clause = re.split(r"[.!?;:]\s|,\s+(?:then|and)\s", prefix)[-1]
+    clause = _CLAUSE.split(prefix[-_MAX_NAME:])[-1]
     if _CONSUME_WORD.search(clause):
         return "consumes"
     return "produces" if _PRODUCE_VERB.search(clause) else "consumes"

@@ -268,7 +268,7 @@ def kind_of_file(filename: str) -> str | None:
     if base in BY_FILENAME:
         return BY_FILENAME[base]
     parts = base.lower().split(".")
-    for i in range(1, len(parts)):
+    for i in range(max(1, len(parts) - 3), len(parts)):   # "tar.gz" at most: a long dotted run costs nothing
         ext = ".".join(parts[i:])
         if ext in BY_EXTENSION:
             return BY_EXTENSION[ext]

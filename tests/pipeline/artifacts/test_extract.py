@@ -239,3 +239,16 @@ def test_extract_on_the_dev_corpus_is_fast_and_finds_evidence(dev_corpus):
     assert elapsed < 1.5 * max(1, len(texts) / 1200), f"{len(texts)} skills took {elapsed:.2f}s"
     with_artifacts = sum(not a.empty for a in found) / len(found)
     assert with_artifacts >= 0.5, f"only {with_artifacts:.0%} of real skills have any artifact"
+
+
+@pytest.mark.parametrize("hostile", [
+    "a.b~" * 250_000,                                   # one megabyte of dotted names, no space
+    "[" * 1_000_000,                                    # links that never close
+    "`" + "x" * 1_000_000,                              # a code span that never closes
+    "Write " + "out.csv, " * 100_000,                   # a hundred thousand mentions on one line
+    "```bash\n" + "cat a.txt | " * 80_000 + "\n```\n",  # one enormous pipeline
+])
+def test_hostile_bodies_stay_fast(hostile):
+    started = time.process_time()
+    extract(hostile)
+    assert time.process_time() - started < 3.0
