@@ -21,6 +21,9 @@ from analysis.display import HIGHLIGHT, short
 
 MAX_GRAPH_NODES = 500        # cluster-level meta-graph
 MAX_EGO_NODES = 150
+# Kamada-Kawai's cost grows ~n^3: 0.2 s at 80 nodes, 10 s for the 272-node core of the dev
+# corpus's graph (the Graph page's first render). Above this size a spring layout does it.
+KK_MAX_NODES = MAX_EGO_NODES
 LABEL_CHARS = 24             # a node's label: whole words up to this length; hover shows the full text
 HOVER_WIDTH = 70             # characters per line of the hover text (vis.js tooltips do not wrap)
 
@@ -74,7 +77,7 @@ def _component_layout(G: nx.Graph, seed: int) -> np.ndarray:
         return np.zeros((1, 2))
     if n == 2:
         return np.array([[0.0, 0.0], [1.0, 0.0]])
-    if n <= 300:
+    if n <= KK_MAX_NODES:
         pos = nx.kamada_kawai_layout(G)  # even spacing; deterministic (circular start)
     else:
         pos = nx.spring_layout(G, seed=seed, k=1.5 / math.sqrt(n), iterations=80)
@@ -100,8 +103,8 @@ def _shelf(boxes: list[tuple[float, float]], row_width: float, gap: float):
 def with_layout(nodes: pd.DataFrame, edges: pd.DataFrame, seed: int = 7, width: float = 1100.0,
                 height: float = 620.0, margin: float = 30.0) -> pd.DataFrame:
     """Add pixel coordinates ``x``, ``y`` (computed here, once, so that vis.js draws with
-    physics off). Each connected component is laid out on its own (Kamada–Kawai up to 300
-    nodes, spring layout beyond) in a box of side ∝ size^0.6; the boxes, largest first, are
+    physics off). Each connected component is laid out on its own (Kamada–Kawai up to
+    ``KK_MAX_NODES`` nodes, spring layout beyond) in a box of side ∝ size^0.6; the boxes, largest first, are
     packed in rows to the canvas's aspect ratio and the whole scaled to ``width`` × ``height``
     (an axis stretched by at most 2x). A single spring layout of everything would push the
     small components into a ring around a squeezed core."""

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pandas as pd
@@ -62,6 +63,22 @@ def test_layout_packs_components_apart():
     assert all(not overlap(box(cycle), box(lone.iloc[[i]])) for i in range(3))
     # the biggest component gets the biggest box
     assert (box(cycle)[1] - box(cycle)[0]) > (box(tri)[1] - box(tri)[0])
+
+
+def test_a_big_connected_core_is_laid_out_in_a_moment():
+    # The dev corpus's graph has a 272-cluster component, sparse and tree-like; Kamada-Kawai
+    # took 4-10 s on it (the Graph page's first render), a spring layout a tenth of a second.
+    rng = np.random.default_rng(0)
+    n = 280
+    src = list(range(1, n)) + rng.integers(0, n, 80).tolist()
+    dst = [int(rng.integers(0, i)) for i in range(1, n)] + rng.integers(0, n, 80).tolist()
+    edges = pd.DataFrame({"src": src, "dst": dst, "kind": "skill", "weight": 1})
+    nodes = pd.DataFrame({"node": range(n), "canonical": [f"t{i}" for i in range(n)], "degree": 1})
+    cg.with_layout(nodes.head(3), edges.head(2))   # imports and first-call costs out of the timing
+    start = time.perf_counter()
+    xy = cg.with_layout(nodes, edges)[["x", "y"]]
+    assert time.perf_counter() - start < 1.5
+    assert np.isfinite(xy.to_numpy()).all() and not xy.duplicated().any()
 
 
 def test_declutter_labels_skips_overlapping_labels_and_labels_past_the_border():
