@@ -99,6 +99,7 @@ def cmd_synth(args) -> int:
                   f"{report.failed} failed, {report.reused} reused; {report.seconds:.1f}s.")
         if report.reasons:
             out.print("  first failing check: " + ", ".join(f"{k} {v}" for k, v in sorted(report.reasons.items())))
+        _print_failures(report.failures)
         for note in report.notes:
             err.print(f"[yellow]Note:[/yellow] {note}", soft_wrap=True)
         if report.near_duplicates:
@@ -107,6 +108,21 @@ def cmd_synth(args) -> int:
             for d in report.near_duplicates:
                 out.print(f"    {d['task_id']} {d['name']} repeats {d['duplicate_of']}", soft_wrap=True)
     return 0 if report.status == "finished" else 3
+
+
+FAILURES_SHOWN = 20   # the Synthesis page and `--json` list every one
+
+
+def _print_failures(failures: list[dict]) -> None:
+    """Why each path gave no task ("5 failed" alone left the user guessing), whole lines, never cut."""
+    if not failures:
+        return
+    out.print(f"  {len(failures)} path(s) gave no task:", soft_wrap=True)
+    for f in failures[:FAILURES_SHOWN]:
+        out.print(Text(f"    {f['path_id']}: {f['error'] or 'no reason recorded'}"), soft_wrap=True)
+    if len(failures) > FAILURES_SHOWN:
+        out.print(f"    … and {len(failures) - FAILURES_SHOWN} more (`--json` or the Synthesis page lists them all)",
+                  soft_wrap=True)
 
 
 def cmd_export_harbor(args) -> int:

@@ -83,3 +83,17 @@ def test_resume_counts_the_whole_run_and_keeps_its_concurrency(workspace):
     assert "1 near-duplicate task(s)" in text and "t2 workbench/task-2 repeats t1" in text
     r = cli("synth", "--workspace", ws, "--resume", "--run-id", run_id, "--json", "--concurrency", "3")
     assert json.loads(r.stdout)["concurrency"] == 3       # the user's word wins over the stored one
+
+
+@pytest.mark.docker
+def test_synth_says_why_each_failed_path_gave_no_task(workspace):
+    """The report said "1 failed" and nothing more: on the dev corpus half the paths gave no
+    task ("no offline recipe for …") and only the dashboard said why."""
+    run_id = _finished_run(workspace, concurrency=1)
+    store.set_path_stage(workspace.db, run_id, "p4", "failed",
+                         error="no offline recipe for resume-tailoring: needs state kinds [markdown-doc]")
+    r = cli("synth", "--workspace", str(workspace.root), "--resume", env={"COLUMNS": "40"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [line.strip() for line in r.stdout.splitlines()]
+    assert "1 path(s) gave no task:" in lines
+    assert "p4: no offline recipe for resume-tailoring: needs state kinds [markdown-doc]" in lines
