@@ -9,7 +9,7 @@ from .base import ADAPTERS, REGISTRY, Artifact, Recipe
 # Importing the modules registers their families (side effect by design).
 from . import adapters, archives, build, data, databases, deps, files, git, http, logs  # noqa: F401
 from . import scheduling, science, security, sysadmin, text  # noqa: F401
-from . import accounts, daemons, git_bisect, git_hooks, loopback, shared_dirs  # noqa: F401
+from . import accounts, daemons, git_bisect, git_hooks, loopback, setuid_audit, shared_dirs  # noqa: F401
 from . import documents, html_pages, reports  # noqa: F401
 
 

@@ -39,6 +39,7 @@ CHAINS = [
     ["sqlite-migrate", "unittest-fix", "archive-pack", "archive-convert"],
     ["git-bisect-regression", "json-convert", "shared-group-folder"],
     ["accounts-provision", "table-filter-sort", "daemon-control"],
+    ["setuid-audit", "json-convert", "shared-group-folder"],
     ["loopback-api-probe", "group-aggregate", "daemon-control", "git-hook-guard"],
     ["markdown-link-check", "records-html-table"], ["html-table-extract", "markdown-report"],
     ["markdown-outline", "json-convert"],
