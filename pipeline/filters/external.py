@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pipeline.filters.base import RuleResult, from_hits, passed
 from pipeline.filters.line_context import Line, optional_at, skill_lines
@@ -35,12 +36,13 @@ _LOCAL_SECRET = re.compile(
 _CI_SECRET = re.compile(r"\$\{\{\s*secrets\.|secrets\.[A-Z_]+\s*\}\}")  # a CI file the skill writes
 
 
-def credential_vars(text: str) -> list[str]:
+@lru_cache(maxsize=4096)   # the same lines are read by several rules of one skill
+def credential_vars(text: str) -> tuple[str, ...]:
     """Env var names in `text` that hold a credential of some outside service."""
     if _CI_SECRET.search(text):
-        return []
-    return [m.group(0) for m in CREDENTIAL_VAR.finditer(text)
-            if not _LOCAL_SECRET.search(m.group(0)) and "_" in m.group(0) or m.group(0) in ("API_KEY", "API_TOKEN")]
+        return ()
+    return tuple(m.group(0) for m in CREDENTIAL_VAR.finditer(text)
+                 if not _LOCAL_SECRET.search(m.group(0)) and "_" in m.group(0) or m.group(0) in ("API_KEY", "API_TOKEN"))
 
 
 _KEY_WORDS = r"(api[ _-]?keys?|api[ _-]?tokens?|access[ _-]tokens?|secret[ _-]keys?|bearer tokens?|auth tokens?|client secrets?)"
@@ -79,6 +81,7 @@ def _blank_urls(text: str) -> str:
     return _URL.sub(lambda m: " " * len(m.group(0)), text)
 
 
+@lru_cache(maxsize=4096)
 def metered(text: str) -> bool:
     """Does `text` name the key, token or API of a vendor billed by use?"""
     return bool(_METERED_NEED.search(_blank_urls(text)) or any(_METERED.match(v) for v in credential_vars(text)))
@@ -335,6 +338,8 @@ def _mcp_line(ln: Line) -> re.Match | None:
 
 
 def mcp(skill: ParsedSkill) -> RuleResult:
+    if "mcp" not in skill.raw_text.lower():
+        return passed("needs.mcp", "needs no MCP server")
     if _MCP_BUILD.search(f"{skill.name}\n{skill.description}"):
         return passed("needs.mcp", "builds or tests an MCP server: local work")
     tools = [t for t in skill.tools if _MCP_TOOL.search(t) and not _MCP_DOCS.search(t)]
@@ -346,7 +351,12 @@ def mcp(skill: ParsedSkill) -> RuleResult:
     return _verdict("needs.mcp", hits, "needs an MCP server's tools", "needs no MCP server", core_needed=2)
 
 
+_WALLET_HINT = re.compile(r"wallet|mnemonic|phrase|chain|transaction|metamask|mainnet|testnet|private_key|ledger", re.I)
+
+
 def wallet(skill: ParsedSkill) -> RuleResult:
+    if not _WALLET_HINT.search(skill.raw_text) and not skill.env_vars:
+        return passed("needs.wallet", "needs no crypto wallet")
     declared = [e for e in _declared_env(skill) if re.search(r"WALLET|MNEMONIC|SEED_PHRASE|PRIVATE_KEY", e)]
     hits = _hits(_lines(skill), lambda ln: _WALLET.search(ln.text))
     return _verdict("needs.wallet", hits, "needs a crypto wallet or on-chain transactions",
@@ -370,11 +380,22 @@ def saas(skill: ParsedSkill) -> RuleResult:
                     "works in no hosted product", core_needed=2 if in_name else 3)
 
 
+# words one of _NETWORK's or _SERVER_PREREQ's patterns needs: a cheap look before the regexes
+_NETWORK_WORDS = ("kubectl", "psql", "mysql", "mongo", "redis", "cqlsh", "clickhouse", "sqlcmd", "influx", "://",
+                  "kafka", "9200", "ssh", "docker", "crawl", "scrap", "server", "instance", "cluster", "broker",
+                  "database", "endpoint", "host")
+
+
+def _may_network(text: str) -> bool:
+    low = text.lower()
+    return any(w in low for w in _NETWORK_WORDS)
+
+
 def network_service(skill: ParsedSkill) -> RuleResult:
     if _LOCAL_CLUSTER.search(skill.raw_text):
         return passed("needs.network_service", "starts the servers it talks to itself")
     declared = [e for e in _declared_env(skill) if _NETWORK_ENV.match(e) and not credential_vars(e)]
-    hits = _hits(_lines(skill), lambda ln: None if _LOCALHOST.search(ln.text) else
+    hits = _hits(_lines(skill), lambda ln: None if not _may_network(ln.text) or _LOCALHOST.search(ln.text) else
                  _NETWORK.search(ln.text) or (_SERVER_PREREQ.search(ln.text) if ln.setup else None))
     return _verdict("needs.network_service", hits, "talks to a server it does not run (database, cluster, "
                     "broker, remote host)", "talks to no outside server", core_needed=2,

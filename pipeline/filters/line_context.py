@@ -81,9 +81,9 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
             last_heading, flags = heading, _heading_flags(" / ".join(h for lvl, h in headings if lvl > 1))
         section_optional, secondary, section_advice, setup = flags
         section_optional = section_optional and not m
-        advice = section_advice or bool(ADVICE_LINE.search(text))
+        advice = section_advice or (_may_advise(text) and bool(ADVICE_LINE.search(text)))
         # "Optional:" or "# optional, for X" just above applies to this line
-        lead_in = bool(recent) and bool(OPTIONAL.search(recent[-1])) and _is_lead_in(recent[-1])
+        lead_in = bool(recent) and _is_lead_in(recent[-1]) and bool(OPTIONAL.search(recent[-1]))
         optional = section_optional or lead_in
         out.append(Line(i, text, heading, in_code, in_front, optional, secondary, setup, advice))
         if text.strip():
@@ -92,6 +92,16 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
         if not text.strip() and not in_code:
             recent = []
     return tuple(out)
+
+
+_ADVICE_WORDS = ("never", "don", "not", "avoid", "should", "leak", "hard", "expos", "detect", "scan", "find",
+                 "flag", "redact", "mask")
+
+
+def _may_advise(text: str) -> bool:
+    """A cheap look for ADVICE_LINE's words before the regex runs (most lines have none)."""
+    low = text.lower()
+    return any(w in low for w in _ADVICE_WORDS)
 
 
 def _heading_flags(heading: str) -> tuple[bool, bool, bool, bool]:
