@@ -114,11 +114,15 @@ def not_terminal(skill: ParsedSkill) -> RuleResult:
     human = [w.group(0).lower() for w in _HUMAN_WORK.finditer(text)]
     terminal = len(_TERMINAL_WORK.findall(text))
     share = len(human) / (len(human) + terminal) if human else 0.0
+    counts = (f"{len(concrete)} concrete command(s), {len(code)} code block(s), {terminal} words of "
+              f"terminal work against {len(human)} of writing, business or people work")
     if len(concrete) >= MIN_COMMANDS or code or len(human) < MIN_HUMAN_WORDS or share < HUMAN_SHARE:
-        return RuleResult("workflow.not_terminal", Outcome.PASS,
-                          f"terminal work: {len(concrete)} concrete command(s), {len(code)} code block(s), "
-                          f"{terminal} words of terminal work against {len(human)} of writing, business "
-                          f"or people work")
+        if not concrete and not code:
+            # steps that never name a command or show code may be methodology: a person decides
+            return RuleResult("workflow.not_terminal", Outcome.WARN,
+                              f"no command and no code anywhere, so maybe not shell work: {counts}",
+                              "SKILL.md body")
+        return RuleResult("workflow.not_terminal", Outcome.PASS, f"terminal work: {counts}")
     top = ", ".join(f"{w} ×{n}" for w, n in Counter(human).most_common(4))
     lines = sorted(((len(_HUMAN_WORK.findall(ln)), n, ln.strip()[:160])
                     for n, ln in enumerate(text.splitlines(), start=1)), key=lambda t: (-t[0], t[1]))[:2]
