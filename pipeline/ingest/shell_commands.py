@@ -47,6 +47,7 @@ _SETUP = re.compile(
     r"|(?:cp|mv|ln)\b.*(?:~|\$HOME)/\.(?:claude|codex|cursor|agent|openclaw|config/\w+/skills)"
     r"|\S+\s+(?:auth\s+)?login\b|\S+\s+(?:secret|secrets)\s+(?:put|set)\b"
     r"|(?:curl|wget)\b.*\|\s*(?:sudo\s+)?(?:ba|z)?sh\b"
+    r"|npx\s+(?:-y\s+|--yes\s+)?create-[\w-]+"                      # scaffolds a project
     r"|[\w.-]+\s+install\b|git\s+clone\b|python3?\s+-m\s+venv\b|npx\s+-y\s+skills\b)")
 _INSTALLED = re.compile(
     r"\b(?:go\s+install|cargo\s+install|brew\s+install|pipx\s+install|uv\s+tool\s+install|"
@@ -164,6 +165,8 @@ def _command(text: str, n: int, where: str, known: set[str], *, strict: bool,
              prose_check: bool = False) -> ShellCommand | None:
     """strict: the program must be one we know (a code span or list item may be any word)."""
     text = _PROMPT.sub("", text.strip()).strip()
+    if where != "code" and text.endswith(("\\", " ^")):
+        return None  # a scraped first line of a continued command: the rest is missing
     words = _split(text)
     if not words:
         return None

@@ -96,3 +96,13 @@ def test_prose_is_not_a_command():
         ```
     """)
     assert found == []
+
+
+def test_a_scraped_first_line_of_a_continued_command_and_a_scaffold_are_not_concrete():
+    _, found = commands("""
+        - docker run -it --rm \\
+        - npx create-tabex-app my-app
+        - tabex extract report.pdf -o tables.csv
+    """, known={"tabex"})
+    assert [c.text for c in found if c.concrete] == ["tabex extract report.pdf -o tables.csv"]
+    assert [c.setup for c in found] == [True, False]
