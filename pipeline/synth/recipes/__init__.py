@@ -10,7 +10,7 @@ from .base import ADAPTERS, REGISTRY, Artifact, Recipe
 from . import adapters, archives, build, data, databases, deps, files, git, http, logs  # noqa: F401
 from . import scheduling, science, security, sysadmin, text  # noqa: F401
 from . import accounts, daemons, git_bisect, git_hooks, loopback, setuid_audit, shared_dirs  # noqa: F401
-from . import documents, html_pages, reports  # noqa: F401
+from . import doc_index, documents, html_pages, reports  # noqa: F401
 
 
 def by_category(category: str) -> list[Recipe]:

@@ -42,21 +42,23 @@ def _money(v: float) -> float:
     return round(v + 1e-9, 2)
 
 
-def _shape_options(a: Artifact) -> list[tuple[str, str, str]]:
+def _shape_options(a: Artifact) -> list[tuple[str, str, str | None]]:
+    """(group column, numeric column, unique name column or None: no top-N section)."""
     t = a.table
-    groups, nums = t.groupable(2, 8), [c for c in t.numeric() if len(set(t.col(c))) >= 4]
+    groups, nums = t.groupable(2, 8), [c for c in t.numeric() if len(set(t.col(c))) >= 2]
     names = [c for c, ty in zip(t.columns, t.types) if ty == "str" and len(set(t.col(c))) == len(t.rows)]
-    return [(g, v, k) for g in groups for v in nums for k in names[:1] if g != v]
+    return [(g, v, k) for g in groups for v in nums for k in (names[:1] or [None]) if g != v]
 
 
 def _accepts(a: Artifact) -> bool:
-    return a.kind == "records" and a.exact and 6 <= len(a.table.rows) <= 200 and bool(_shape_options(a))
+    return a.kind == "records" and a.exact and 3 <= len(a.table.rows) <= 200 and bool(_shape_options(a))
 
 
 def _build(ctx: StepContext, a: Artifact) -> Fragment:
     rng, t = ctx.rng, a.table
     group, num, name = rng.choice(_shape_options(a))
-    gi, ni, ki = (t.columns.index(c) for c in (group, num, name))
+    gi, ni = t.columns.index(group), t.columns.index(num)
+    ki = t.columns.index(name) if name else gi
     by: dict = {}
     for r in t.rows:
         c, s = by.get(r[gi], (0, 0))
@@ -90,12 +92,17 @@ def _build(ctx: StepContext, a: Artifact) -> Fragment:
               [("by_group", f"{MD_READERS}head, rows = md_table({path!r}, {by_heading!r})\n"
                             f"assert head == {[group, 'records', f'total_{num}']!r}, head\n"
                             f"check_rows([dict(zip(head, r)) for r in rows], head, {[list(x) for x in per_group]!r})")]),
-        Check(f"Under a level-2 heading `{top_heading}`, put a Markdown table with the columns `{name}` and `{num}` "
-              f"listing the {n} records with the largest `{num}`, largest first.",
-              [("top", f"{MD_READERS}head, rows = md_table({path!r}, {top_heading!r})\n"
-                       f"assert head == {[name, num]!r}, head\n"
-                       f"check_rows([dict(zip(head, r)) for r in rows], head, {top!r})")]),
     ]
+    if name:
+        checks.append(Check(f"Under a level-2 heading `{top_heading}`, put a Markdown table with the columns `{name}` "
+                            f"and `{num}` listing the {n} records with the largest `{num}`, largest first.",
+                            [("top", f"{MD_READERS}head, rows = md_table({path!r}, {top_heading!r})\n"
+                                     f"assert head == {[name, num]!r}, head\n"
+                                     f"check_rows([dict(zip(head, r)) for r in rows], head, {top!r})")]))
+    top_section = "" if not name else f"""top = sorted(rows, key=lambda r: (-r[{num!r}], r[{name!r}]))[:{n}]
+out += ["", "## {top_heading}", "", "| {name} | {num} |", "|---|---:|"]
+out += [f"| {{r[{name!r}]}} | {{fmt(r[{num!r}])}} |" for r in top]
+"""
     body = f"""
 rows = load({a.path!r})
 groups = {{}}
@@ -103,15 +110,12 @@ for r in rows:
     c, s = groups.get(r[{group!r}], (0, 0))
     groups[r[{group!r}]] = (c + 1, s + r[{num!r}])
 per = sorted(groups.items(), key=lambda kv: (-round(kv[1][1], 2), str(kv[0])))
-top = sorted(rows, key=lambda r: (-r[{num!r}], r[{name!r}]))[:{n}]
 fmt = lambda v: f"{{v:.2f}}" if isinstance(v, float) else str(v)
 out = ["# Summary of {a.basename}", "", f"{rec_label}: {{len(rows)}}",
        f"{total_label}: {{sum(r[{num!r}] for r in rows):.2f}}", "", "## {by_heading}", "",
        "| {group} | records | total_{num} |", "|---|---:|---:|"]
 out += [f"| {{g}} | {{c}} | {{s:.2f}} |" for g, (c, s) in per]
-out += ["", "## {top_heading}", "", "| {name} | {num} |", "|---|---:|"]
-out += [f"| {{r[{name!r}]}} | {{fmt(r[{num!r}])}} |" for r in top]
-import os
+{top_section}import os
 os.makedirs({folder!r}, exist_ok=True)
 open({path!r}, "w").write("\\n".join(out) + "\\n")
 """

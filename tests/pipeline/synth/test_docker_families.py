@@ -42,7 +42,7 @@ CHAINS = [
     ["setuid-audit", "json-convert", "shared-group-folder"],
     ["loopback-api-probe", "group-aggregate", "daemon-control", "git-hook-guard"],
     ["markdown-link-check", "records-html-table"], ["html-table-extract", "markdown-report"],
-    ["markdown-outline", "json-convert"],
+    ["markdown-outline", "json-convert", "markdown-index"],
 ]
 
 

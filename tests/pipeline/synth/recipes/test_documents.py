@@ -80,10 +80,18 @@ def test_a_tree_without_markdown_links_is_not_taken():
     assert not REGISTRY["markdown-outline"].accepts(tree(("a.md", "# A, b\n## C\n## D\n"), ("b.md", "# E\n")))
 
 
+def test_the_index_reads_any_tree_it_can_link_to():
+    index = REGISTRY["markdown-index"]
+    report = Artifact("tree", "/app/reports", fmt="dir", files=(("x_summary.md", b"# S\n"),), exact=False)
+    assert index.accepts(report) and not index.accepts(tree(("my notes.md", "# A\n")))
+    frag = index.build(StepContext(random.Random(2)), report)
+    assert "/app/reports" in frag.checks[0].sentence and frag.output.kind == "tree"
+
+
 def test_a_markdown_skill_is_offered_the_document_families():
     parts = SkillParts(tools=("markdownlint",), consumes=("markdown-doc",))
     offered = {r.name for tier in fitting_tiers(list(REGISTRY.values()), parts, "documentation") for r in tier}
-    assert {"markdown-link-check", "markdown-outline", "markdown-report"} <= offered
+    assert {"markdown-link-check", "markdown-outline", "markdown-report", "markdown-index"} <= offered
 
 
 def test_phrasing_varies_between_tasks():
@@ -108,12 +116,16 @@ BROKEN = [
      "test_s2_heading", "test_s2_rows"),
     (["html-table-extract", "markdown-report"], "key=lambda kv: (-round(kv[1][1], 2), str(kv[0])))",
      "key=lambda kv: str(kv[0]))", "test_s2_by_group", "test_s2_total"),
+    (["markdown-report", "markdown-index"], "({os.path.getsize(full)} bytes)", "({len(rel)} bytes)",
+     "test_s2_sizes", "test_s2_links"),
 ]
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-@pytest.mark.parametrize("chain,old,new,fails,passes", BROKEN, ids=["link-check-anchor-rule", "outline-anchors", "extract-keeps-footer", "publish-unescaped", "report-unordered"])
+@pytest.mark.parametrize("chain,old,new,fails,passes", BROKEN, ids=["link-check-anchor-rule", "outline-anchors", "extract-keeps-footer",
+                                                                    "publish-unescaped", "report-unordered",
+                                                                    "index-wrong-sizes"])
 def test_a_one_line_wrong_solution_fails(chain, old, new, fails, passes):
     failed = oracle_passes_and_broken_fails(chain, old, new)
     assert fails in failed and (passes is None or passes not in failed), failed

@@ -49,10 +49,16 @@ def test_readers_take_any_formatting_of_the_right_numbers(tmp_path):
         r["md_value"](str(doc), "Rows")
 
 
-def test_it_needs_a_group_a_number_and_a_name():
+def test_it_needs_a_group_and_a_number_and_drops_the_top_n_without_a_name():
     no_group = Artifact("records", "/app/x.csv", fmt="csv",
                         table=Table(("ticket", "hours"), ("str", "float"), tuple((r[0], r[2]) for r in ROWS)))
     assert REGISTRY["markdown-report"].accepts(TABLE) and not REGISTRY["markdown-report"].accepts(no_group)
+    # an outline-like table: no column names a record on its own
+    rows = tuple((f, n, 2) for f in ("a.md", "b.md") for n in (3, 7, 9))
+    outline = Artifact("records", "/app/out/outline.csv", fmt="csv",
+                       table=Table(("file", "line", "level"), ("str", "int", "int"), rows))
+    frag = REGISTRY["markdown-report"].build(StepContext(random.Random(0)), outline)
+    assert not any("largest" in c.sentence for c in frag.checks) and "top = " not in frag.solve
 
 
 def test_top_n_never_ends_on_a_tie():
