@@ -95,12 +95,13 @@ _VENDOR_ACCOUNT = re.compile(r"\byour ([A-Z][\w.]*[ -]){1,3}account\b")   # "you
 _ACCOUNT = _one_of(
     r"\b(gh|glab)\s+auth\s+(login|status|token|refresh)\b",
     r"\bgcloud\s+auth\b|\baws\s+(configure|sso\s+login)\b|\baz\s+login\b",
-    r"\b(sign(ed)?[ -]?(up|in)|log(ged)?[ -]?in(to)?|register|need|needs|requires?)\b"
+    r"\b(sign(ed|s)?[ -]?(up|in)|log(ged|s)?[ -]?in(to)?|register|need|needs|requires?)\b"
     r"( for| to| with| into| on)? (an? |your |the )?(?!(user|service|system|local|root|admin|unix|linux) )"
     r"([\w.-]+ ){0,3}account\b",
     r"\boauth\s*(2(\.0)?)?\b.{0,40}\b(client|credentials?|consent|flow|app|token|scopes?|authori[sz]ation)\b",
     r"\bcredentials\.json\b|\bclient_secret\w*\.json\b|\bservice[ -]account\s+(key|json|credentials?|file)\b",
     r"\bpersonal access token\b|\b(tenant|workspace|organi[sz]ation) id\b",
+    r"\b(cloud|storage|developer|hosting|paid|premium|business|enterprise|team) accounts?\b",
     r"\bauthenticated\s+(`?[\w-]+`?\s+)?(cli|session|user|account|client)\b",
     r"\bbrowser cookies?\b.{0,40}\bauth|\bauth\w*\b.{0,40}\bbrowser cookies?\b|\blogged-in\s+(browser|session|account)\b",
 )

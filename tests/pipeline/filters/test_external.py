@@ -398,3 +398,14 @@ def test_an_optional_extra_on_the_same_line_does_not_make_the_key_optional():
     """)
     res = external.api_key(skill)
     assert res.outcome == Outcome.FAIL, res.evidence
+
+
+def test_a_developer_or_cloud_account_the_workflow_logs_in_to_fails():
+    skill = make_skill("""
+        ## Steps
+        1. Run `eas build --platform ios`: this logs in to the Apple Developer account and registers the app.
+        2. Sync the backups to a supported cloud storage account with `rclone sync backups remote:`.
+    """)
+    res = external.account(skill)
+    assert_fails_on(res, "needs.account", skill, "logs in to the Apple Developer account")
+    assert "cloud storage account" in res.evidence
