@@ -17,6 +17,7 @@ class SkillFilter:
     statuses: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     rules: tuple[str, ...] = field(default_factory=tuple)
+    reasons: tuple[str, ...] = ()    # why a skill is not accepted (pipeline.filters.reasons.REASONS)
 
 
 def source_label(kind: str, path: object, key: object) -> str:
@@ -31,6 +32,15 @@ def with_source_labels(df: pd.DataFrame) -> pd.DataFrame:
     df = df.copy()
     # over the columns, not iterrows: a Series per row took seconds at 20k skills
     df["source"] = [source_label(k, p, s) for k, p, s in zip(df["source_kind"], df["source_path"], df["skill_key"])]
+    return df
+
+
+def with_reasons(df: pd.DataFrame, reasons: Mapping[str, str | None]) -> pd.DataFrame:
+    """A ``reason`` column: the one reason a skill that is not accepted shows (the skills
+    export's), None for an accepted skill whatever its rules said."""
+    df = df.copy()
+    df["reason"] = [None if status == "accepted" else reasons.get(sid)
+                    for sid, status in zip(df["id"], df["status"])]
     return df
 
 
@@ -51,6 +61,8 @@ def filter_skills(df: pd.DataFrame, f: SkillFilter) -> pd.DataFrame:
     if f.rules:
         wanted = set(f.rules)
         mask &= df["flagged_rules"].apply(lambda rs: bool(wanted & set(rs if rs is not None else [])))
+    if f.reasons:
+        mask &= df["reason"].isin(f.reasons)
     return df[mask]
 
 

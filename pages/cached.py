@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from analysis import scenario_map
-from workbench.store import curation, revision
+from workbench.store import curation, export_rows, revision
 from workbench.store import graph as graph_store
 from workbench.store import llm_calls
 from workbench.store import scenarios as scenario_store
@@ -52,6 +52,15 @@ def store_query(fn: Callable[..., Any], max_entries: int = 8) -> Callable[..., A
 workspace_status = store_query(status_store.workspace_status)
 skills_table = store_query(skill_store.skills_table)
 skill_detail = store_query(skill_store.skill_detail, max_entries=64)
+
+
+def _skill_reasons(db: Database) -> dict[str, str | None]:
+    """Why each skill that is not accepted is not: the `reason` of `workbench skills export`."""
+    from workbench.cli_export import rules_reason
+    return {r.id: r.reason for r in export_rows.skill_rows(db, None, rules_reason)}
+
+
+skill_reasons = store_query(_skill_reasons)
 ingest_history = store_query(skill_store.ingest_history)
 ingest_problems = store_query(skill_store.ingest_problems)
 scenarios_for = store_query(scenario_store.scenarios_for, max_entries=64)

@@ -15,7 +15,7 @@ st.title("Skills")
 st.caption(provider_note())
 staged: dict[tuple[str, str], str] = st.session_state.setdefault("staged", {})
 
-table = skills_view.with_source_labels(cached.skills_table(ws))
+table = skills_view.with_reasons(skills_view.with_source_labels(cached.skills_table(ws)), cached.skill_reasons(ws))
 if table.empty:
     st.info("No skills in this workspace yet. Run `workbench ingest PATH`.")
     st.stop()
@@ -25,15 +25,17 @@ if table.empty:
 c1, c2 = st.columns([3, 2])
 query = c1.text_input("Search", key="q", placeholder="name, description or path")
 stats = c2.pills("Status", ["accepted", "pending", "rejected"], selection_mode="multi", key="f_status")
-c3, c4, c5 = st.columns(3)
+c3, c4 = st.columns(2)
 cats = c3.multiselect("Category", sorted(table["category"].unique()), key="f_cat")
 srcs = c4.multiselect("Source", sorted(table["source"].unique()), key="f_source")
+c5, c6 = st.columns(2)
 all_rules = sorted({r for rs in table["flagged_rules"] for r in (rs if rs is not None else [])})
 rules = c5.multiselect("Flagged by", all_rules, key="f_rule")
+reasons = c6.multiselect("Reason (not accepted because)", sorted(table["reason"].dropna().unique()), key="f_reason")
 shown = skills_view.filter_skills(
-    table, skills_view.SkillFilter(query, tuple(cats), tuple(stats), tuple(srcs), tuple(rules)))
+    table, skills_view.SkillFilter(query, tuple(cats), tuple(stats), tuple(srcs), tuple(rules), tuple(reasons)))
 st.markdown(f"**{len(shown)} of {len(table)} skills**")
-view = shown[["name", "category", "status", "flagged_rules", "source", "n_steps", "description", "id"]]
+view = shown[["name", "category", "status", "reason", "flagged_rules", "source", "n_steps", "description", "id"]]
 picked = st.dataframe(view, hide_index=True, width="stretch", height=320, key="skills_table",
                       on_select="rerun", selection_mode="single-row",
                       column_config={"flagged_rules": st.column_config.ListColumn("flagged"),

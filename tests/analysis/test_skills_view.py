@@ -29,6 +29,17 @@ def test_filters_combine():
     assert skills_view.filter_skills(t, f(query="json", statuses=("accepted",))).empty
 
 
+def test_reasons_name_why_a_skill_is_not_accepted_and_filter_it():
+    t = _table().assign(id=["a", "w", "j"])
+    # an accepted skill shows no reason even where its rules gave one (a person accepted it)
+    t = skills_view.with_reasons(t, {"a": "duplicate", "w": "unsafe", "j": "os"})
+    assert t["reason"].isna().tolist() == [True, False, False] and t["reason"].tolist()[1:] == ["unsafe", "os"]
+    f = skills_view.SkillFilter
+    assert list(skills_view.filter_skills(t, f(reasons=("unsafe",)))["name"]) == ["wipe"]
+    assert list(skills_view.filter_skills(t, f(reasons=("unsafe", "os")))["name"]) == ["wipe", "jq-filter"]
+    assert len(skills_view.filter_skills(t, f())) == 3
+
+
 def test_summaries():
     t = _table()
     counts = skills_view.status_by_category(t)

@@ -51,3 +51,26 @@ def test_filter_and_save_a_rejection_in_chromium(demo_workspace, dashboard, chro
     page.screenshot(path=str(tmp_path / "skills.png"), full_page=True)
     after = skill_store.skill_detail(ws.db, target["id"])
     assert after["status"] == "rejected"
+
+
+def test_filter_by_the_reason_a_skill_is_not_accepted_in_chromium(demo_workspace, dashboard, chromium, tmp_path):
+    """The reason (the skills export's) is a column and a filter whose chips read whole."""
+    from workbench.cli_export import current_skill_rows
+    ws = demo_workspace
+    url = dashboard(ws)
+    reasons = [r.reason for r in current_skill_rows(ws)]
+    total = len(reasons)
+    page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+    load_page(page, url + "/skills", f"{total} of {total} skills")
+    picked = sorted({r for r in reasons if r}, key=len, reverse=True)[:2]   # the longest names
+    box = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Reason (not accepted because)")
+    for reason in picked:
+        wait_idle(page)
+        box.locator("input").click()
+        page.get_by_role("option", name=reason, exact=True).click()
+        page.keyboard.press("Escape")
+    n = sum(r in picked for r in reasons)
+    expect(page.get_by_text(f"{n} of {total} skills")).to_be_visible(timeout=30_000)
+    assert_text_not_cut(box.locator('[data-tag] > span[title]'))
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    page.screenshot(path=str(tmp_path / "skills-reason.png"), full_page=True)

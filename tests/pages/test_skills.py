@@ -37,6 +37,25 @@ def test_search_and_filters_narrow_the_table(demo_workspace, monkeypatch):
     assert len(rejected) == _shown(at) > 0 and set(rejected["status"]) == {"rejected"}
 
 
+def test_the_table_shows_why_each_skill_is_not_accepted_and_filters_by_it(demo_workspace, monkeypatch):
+    """The skills export named each rejection's reason (gui, unsafe, duplicate, ...) but the
+    page only listed rule names: the reason a person curates by was nowhere to see or filter."""
+    from workbench.cli_export import current_skill_rows
+    exported = {r.id: r.reason for r in current_skill_rows(demo_workspace)}
+    at = _open(demo_workspace, monkeypatch)
+    table = frame(at, "id", "reason", "status")
+    assert table["reason"].notna().sum() > 0
+    assert table.loc[table["status"] == "accepted", "reason"].isna().all()
+    not_accepted = table[table["status"] != "accepted"]
+    assert not_accepted["reason"].tolist() == [exported[i] for i in not_accepted["id"]]   # the export's reason
+    options = at.multiselect(key="f_reason").options
+    assert "unsafe" in options and "duplicate" in options
+    at.multiselect(key="f_reason").select("unsafe").run()
+    unsafe = frame(at, "id", "reason", "status")
+    assert len(unsafe) == _shown(at) > 0 and set(unsafe["reason"]) == {"unsafe"}
+    assert sorted(unsafe["id"]) == sorted(i for i, r in exported.items() if r == "unsafe")
+
+
 def test_detail_shows_parsed_fields_raw_text_and_evidence(demo_workspace, monkeypatch):
     at = _open(demo_workspace, monkeypatch)
     at.pills(key="f_status").select("rejected").run()
