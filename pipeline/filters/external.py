@@ -54,10 +54,11 @@ _API_KEY_PHRASES = _one_of(
     r"\bauthorization\s*:\s*(bearer|token|basic)\s+\$\{?[A-Z_]+",
     r"\bsettings\s*>\s*api\b",
 )
+_EXPORT_VAR = re.compile(r"\b(export\s+|-e\s+|env\s+)?[A-Z][A-Z0-9_]*\s*=\s*\S", re.M)   # X_API_KEY=... sets it
 _BARE_KEY = re.compile(rf"\b{_KEY_WORDS}\b|\bauth keys?\b", re.I)   # counts in a set-up section or the description
 # "no API key needed", "without a token": the line says the opposite of a need
-_NO_NEED = re.compile(r"\bout of scope\b|\b(no|without|not|never|zero|free of)\b[^.;]{0,20}\b(api[ _-]?key|key|token|account|login|"
-                      r"sign-?up|credentials?|auth\w*|mcp|server|cloud|network)\b[^.;]{0,20}|\b(key|account|login|auth\w*)[- ]free\b", re.I)
+_NO_NEED = re.compile(r"\bout of scope\b|\b(no|without|not|never|zero|free of)\b[^.;]{0,20}\b(api[ _-]?keys?|keys?|tokens?|"
+                      r"accounts?|logins?|sign-?ups?|credentials?|auth\w*|mcp|servers?|cloud|network)\b[^.;]{0,20}|\b(key|account|login|auth\w*)[- ]free\b", re.I)
 
 # Vendors whose API is billed by use (LLM providers, hosted sandboxes and browsers, vector
 # stores): needing their key is a paid service (executable.paid_service), not just an account.
@@ -232,15 +233,16 @@ def _var_span(text: str, names: list[str]) -> tuple[int, int] | None:
 
 
 def _verdict(rule: str, hits: list[Hit], what: str, clean: str, *, core_needed: int = 1,
-             declared: list[str] | None = None) -> RuleResult:
-    """Fail on `core_needed` core hits (or a declared requirement); warn on optional ones only."""
+             declared: list[str] | None = None, says_needed: Callable[[Line], bool] = lambda ln: False) -> RuleResult:
+    """Fail on `core_needed` core hits, one that `says_needed` or stands under Prerequisites /
+    Setup, or a declared requirement; warn on optional ones only."""
     core = [h for h in hits if not h.optional]
     optional = [h for h in hits if h.optional]
     if declared:
         return RuleResult(rule, Outcome.FAIL, f"{what}: declares {', '.join(declared)}",
                           "metadata.openclaw.requires.env")
     # a need stated under Prerequisites / Setup is a need even when said once
-    if len(core) >= core_needed or any(h.line.setup for h in core):
+    if len(core) >= core_needed or any(h.line.setup or says_needed(h.line) for h in core):
         return from_hits(rule, Outcome.FAIL, what, _evidence(core))
     if optional:
         return from_hits(rule, Outcome.WARN, f"can optionally use: {what}", _evidence(optional))
@@ -306,8 +308,10 @@ def api_key(skill: ParsedSkill) -> RuleResult:
         return _var_span(ln.text, credential_vars(ln.text)) or _API_KEY_PHRASES.search(ln.text) \
             or (_BARE_KEY.search(ln.text) if ln.setup else None)
     hits = _hits(lines, find)
+    # one bare `$X_TOKEN` in an example is a remark; "requires X_API_KEY", `export X_API_KEY=` is a need
     return _verdict("needs.api_key", hits, "needs an API key or token of an outside service",
-                    "needs no API key or token", declared=declared)
+                    "needs no API key or token", declared=declared, core_needed=2,
+                    says_needed=lambda ln: bool(_API_KEY_PHRASES.search(ln.text) or _EXPORT_VAR.search(ln.text)))
 
 
 def account(skill: ParsedSkill) -> RuleResult:

@@ -18,7 +18,7 @@ OPTIONAL = re.compile(
     r"\bto enable\b|\benables?\b.{0,40}\b(feature|mode|support|integration)s?\b|\bfall(s)?\s*back\b|\bfallback\b|"
     r"\bnot required\b|\bnot needed\b|\bno (api )?key (is )?(needed|required)\b|\bworks without\b|"
     r"\bwithout (an? )?(api )?(key|token|account)\b|\bhigher rate limits?\b|\b(free|anonymous) (tier|access|usage)\b|"
-    r"\balternative(ly)?\b|\bor (use|run) (it )?locally\b|[\"']?required[\"']?\s*:\s*false\b", re.I)
+    r"\balternative(ly)?\b|\bor (use|run) (it )?locally\b|\bas needed\b|\bwhen (the )?users? (mention|provide|ask|want|give)|[\"']?required[\"']?\s*:\s*false\b", re.I)
 
 # Sections where a skill says what it needs before it starts
 SETUP_HEADING = re.compile(r"\bprerequisites?\b|\brequire(ments|d)?\b|\bsetup\b|\bset ?up\b|\binstall|"
@@ -39,7 +39,8 @@ ADVICE_LINE = re.compile(
     r"\b(never|don'?t|do not|avoid|must not|should not|shouldn'?t)\b.{0,60}\b(hard-?cod|commit|log|print|expose|"
     r"leak|share|paste|embed|store|check in|include|put|echo|send)|\b(leaked|hard-?coded|exposed)\s+"
     r"(secrets?|keys?|tokens?|credentials?)|\b(detect|scan|find|flag|redact|mask)\w*\b.{0,60}\b(secrets?|keys?|"
-    r"tokens?|credentials?)\b", re.I)
+    r"tokens?|credentials?)\b|\b(prevent|protect|rotate|revoke|sanitiz)\w*\b.{0,60}\b(secrets?|keys?|tokens?|"
+    r"credentials?|persist)", re.I)
 
 
 @dataclass(frozen=True)

@@ -409,3 +409,19 @@ def test_a_developer_or_cloud_account_the_workflow_logs_in_to_fails():
     res = external.account(skill)
     assert_fails_on(res, "needs.account", skill, "logs in to the Apple Developer account")
     assert "cloud storage account" in res.evidence
+
+
+def test_one_bare_token_in_an_example_is_a_remark_and_no_keys_required_is_no_need():
+    remark = make_skill("""
+        ## Steps
+        1. Write the rule to `rules/sql.yaml` and test it: `semgrep --config rules/sql.yaml src/`.
+        2. Run it on the fixtures: `semgrep --config rules/ tests/fixtures/ --json > out.json`.
+
+        In CI the same rules run as `docker run -e SEMGREP_APP_TOKEN --rm semgrep/semgrep semgrep ci`.
+    """, steps="")
+    res = external.api_key(remark)
+    assert res.outcome == Outcome.PASS and "in passing" in res.evidence
+    free = make_skill("- No API keys required — all research is done with local files.")
+    assert_passes(external.api_key(free), "needs.api_key")
+    needed = make_skill("Run `LINEAR_API_KEY=xxx npx tsx scripts/bulk-create.ts issues.csv`.")
+    assert external.api_key(needed).outcome == Outcome.FAIL   # setting the key is a need, said once
