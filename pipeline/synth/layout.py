@@ -332,10 +332,13 @@ def _notes(rng: random.Random, n_steps: int, sentences: list[str]) -> list[str]:
 def names_unmade(intro: str, known: set[str]) -> bool:
     """True when an intro names a path under /app that neither exists at the start nor was named by
     an earlier step: such an intro would open a step by citing a file the agent has not made yet
-    (an adapter's output that the same step's first requirements create)."""
+    (an adapter's output that the same step's first requirements create). A path inside a known
+    folder (a name without a dot: a repository, a deploy root) counts as known: earlier steps
+    place their results there under relative names (`data/<file>`)."""
     for p in _PATH.findall(intro):
         p = p.rstrip("/")
-        if not any(q == p or q.startswith(p + "/") for q in known):
+        if not any(q == p or q.startswith(p + "/") or (p.startswith(q + "/") and "." not in q.rsplit("/", 1)[-1])
+                   for q in known):
             return True
     return False
 

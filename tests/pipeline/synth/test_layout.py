@@ -56,7 +56,8 @@ def test_an_intro_citing_a_file_not_made_yet_is_left_out():
     assert "Reshape" not in text                               # made by this very step
     assert "Look at `/app/out/x` again." in text               # named by an earlier step
     assert names_unmade("see the folder `/app/out/`", {"/app/out/a.csv"}) is False   # holds a known file
-    assert names_unmade("see `/app/out/new.csv`", {"/app/out"}) is True   # a known folder, an unknown file
+    assert names_unmade("see `/app/repo/data/a.csv`", {"/app/repo"}) is False   # placed in a named repository
+    assert names_unmade("see `/app/work/t.csv`", {"/app/work/u.csv"}) is True   # a sibling is no evidence
 
 
 def test_a_step_after_an_adapter_does_not_open_with_the_adapters_file():
