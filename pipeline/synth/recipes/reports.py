@@ -73,10 +73,15 @@ def _build(ctx: StepContext, a: Artifact) -> Fragment:
     path = f"{folder}/{stem_of(a)}_{rng.choice(['summary', 'report', 'digest'])}.md"
     by_heading, top_heading = f"By {group}", f"Top {n} by {num}"
     rec_label, total_label = rng.choice(["Records", "Rows"]), f"Total {num}"
+    # the report's own title: the period it covers (and what makes two reports on one table differ)
+    title = rng.choice([f"Week {rng.randint(1, 52)} {a.label} summary", f"{a.label.capitalize()} report for "
+                        f"{rng.choice(['January', 'March', 'June', 'September', 'November'])} {rng.randint(2021, 2025)}",
+                        f"Quarter {rng.randint(1, 4)} review of {a.label}"])
     checks = [
-        Check(f"Write `{path}` as a Markdown report about `{a.path}` that starts with a level-1 heading.",
+        Check(f"Write `{path}` as a Markdown report about `{a.path}` that starts with the level-1 heading `{title}`.",
               [("title", f"{MD_READERS}first = [l for l in md_lines({path!r}) if l.strip()][0]\n"
-                         f"assert re.match(r'#\\s+\\S', first), first")]),
+                         f"assert re.match(r'#\\s+\\S', first), first\n"
+                         f"assert ' '.join(first.lstrip('#').split()).lower() == {title.lower()!r}, first")]),
         Check(rng.choice([f"State the number of records of `{a.path}` in the report on its own line as "
                           f"`{rec_label}: <n>`.",
                           f"Give the record count of `{a.path}` as a line `{rec_label}: <n>` in the report."]),
@@ -111,7 +116,7 @@ for r in rows:
     groups[r[{group!r}]] = (c + 1, s + r[{num!r}])
 per = sorted(groups.items(), key=lambda kv: (-round(kv[1][1], 2), str(kv[0])))
 fmt = lambda v: f"{{v:.2f}}" if isinstance(v, float) else str(v)
-out = ["# Summary of {a.basename}", "", f"{rec_label}: {{len(rows)}}",
+out = ["# {title}", "", f"{rec_label}: {{len(rows)}}",
        f"{total_label}: {{sum(r[{num!r}] for r in rows):.2f}}", "", "## {by_heading}", "",
        "| {group} | records | total_{num} |", "|---|---:|---:|"]
 out += [f"| {{g}} | {{c}} | {{s:.2f}} |" for g, (c, s) in per]
@@ -120,7 +125,7 @@ os.makedirs({folder!r}, exist_ok=True)
 open({path!r}, "w").write("\\n".join(out) + "\\n")
 """
     solve = py_block(a, body)
-    report = "\n".join([f"# Summary of {a.basename}", ""]).encode()
+    report = f"# {title}\n".encode()
     out = Artifact("tree", folder, fmt="dir", files=((path[len(folder) + 1:], report),), exact=False, label="report")
     return worded(rng, "markdown-report", checks, solve, out, path=a.path)
 
