@@ -42,12 +42,18 @@ def _money(v: float) -> float:
     return round(v + 1e-9, 2)
 
 
-def _shape_options(a: Artifact) -> list[tuple[str, str, str | None]]:
-    """(group column, numeric column, unique name column or None: no top-N section)."""
+# Numbers that place a record rather than measure it: summing them means nothing.
+POSITIONS = ("line", "level", "position", "index", "rank", "row")
+
+
+def _shape_options(a: Artifact) -> list[tuple[str, str | None, str | None]]:
+    """(group column, measure column or None: counts only, unique name column or None: no top N)."""
     t = a.table
-    groups, nums = t.groupable(2, 8), [c for c in t.numeric() if len(set(t.col(c))) >= 2]
+    groups = t.groupable(2, 8)
+    nums = [c for c in t.numeric() if len(set(t.col(c))) >= 2 and c.lower() not in POSITIONS]
     names = [c for c, ty in zip(t.columns, t.types) if ty == "str" and len(set(t.col(c))) == len(t.rows)]
-    return [(g, v, k) for g in groups for v in nums for k in (names[:1] or [None]) if g != v]
+    return [(g, v, k if v else None) for g in groups for v in (nums or [None]) for k in (names[:1] or [None])
+            if g != v and g.lower() not in POSITIONS]
 
 
 def _accepts(a: Artifact) -> bool:
@@ -57,26 +63,27 @@ def _accepts(a: Artifact) -> bool:
 def _build(ctx: StepContext, a: Artifact) -> Fragment:
     rng, t = ctx.rng, a.table
     group, num, name = rng.choice(_shape_options(a))
-    gi, ni = t.columns.index(group), t.columns.index(num)
-    ki = t.columns.index(name) if name else gi
+    gi = t.columns.index(group)
+    ni = t.columns.index(num) if num else None
     by: dict = {}
     for r in t.rows:
         c, s = by.get(r[gi], (0, 0))
-        by[r[gi]] = (c + 1, s + r[ni])
-    per_group = sorted(((g, c, _money(s)) for g, (c, s) in by.items()), key=lambda x: (-x[2], str(x[0])))
-    ranked = sorted(t.rows, key=lambda r: (-r[ni], r[ki]))
-    # a top N whose last place is not shared, so "the N largest" has one answer
-    n = next((k for k in rng.sample([3, 4, 5], 3) if len(ranked) > k and ranked[k - 1][ni] != ranked[k][ni]), 3)
-    top = [[r[ki], r[ni]] for r in ranked[:n]]
-    total = _money(sum(t.col(num)))
+        by[r[gi]] = (c + 1, s + (r[ni] if num else 0))
+    if num:
+        per_group = sorted(((g, c, _money(s)) for g, (c, s) in by.items()), key=lambda x: (-x[2], str(x[0])))
+    else:
+        per_group = sorted(((g, c) for g, (c, _) in by.items()), key=lambda x: (-x[1], str(x[0])))
     folder = ctx.claim(rng.choice(["/app/reports", "/app/report", "/app/summary"]))
     path = f"{folder}/{stem_of(a)}_{rng.choice(['summary', 'report', 'digest'])}.md"
-    by_heading, top_heading = f"By {group}", f"Top {n} by {num}"
-    rec_label, total_label = rng.choice(["Records", "Rows"]), f"Total {num}"
+    by_heading, rec_label = f"By {group}", rng.choice(["Records", "Rows"])
     # the report's own title: the period it covers (and what makes two reports on one table differ)
-    title = rng.choice([f"Week {rng.randint(1, 52)} {a.label} summary", f"{a.label.capitalize()} report for "
+    what = a.label.replace("_", " ")
+    title = rng.choice([f"Week {rng.randint(1, 52)} {what} summary", f"{what.capitalize()} report for "
                         f"{rng.choice(['January', 'March', 'June', 'September', 'November'])} {rng.randint(2021, 2025)}",
-                        f"Quarter {rng.randint(1, 4)} review of {a.label}"])
+                        f"Quarter {rng.randint(1, 4)} review of {what}"])
+    group_cols = [group, "records"] + ([f"total_{num}"] if num else [])
+    sums = f" and `total_{num}` (the sum of `{num}`, rounded to two decimals)" if num else ""
+    key = f"total_{num}" if num else "records"
     checks = [
         Check(f"Write `{path}` as a Markdown report about `{a.path}` that starts with the level-1 heading `{title}`.",
               [("title", f"{MD_READERS}first = [l for l in md_lines({path!r}) if l.strip()][0]\n"
@@ -86,41 +93,52 @@ def _build(ctx: StepContext, a: Artifact) -> Fragment:
                           f"`{rec_label}: <n>`.",
                           f"Give the record count of `{a.path}` as a line `{rec_label}: <n>` in the report."]),
               [("count", f"{MD_READERS}assert md_value({path!r}, {rec_label!r}) == {len(t.rows)}")]),
-        Check(rng.choice([f"State the sum of `{num}` over all records on its own line as `{total_label}: <value>`, "
-                          f"rounded to two decimals.",
-                          f"Add a line `{total_label}: <value>` holding the sum of `{num}` over every record, rounded "
-                          f"to two decimals."]),
-              [("total", f"{MD_READERS}assert abs(md_value({path!r}, {total_label!r}) - {total}) <= 0.011")]),
         Check(f"Under a level-2 heading `{by_heading}`, put a Markdown table with the columns `{group}`, `records` "
-              f"and `total_{num}` (the sum of `{num}`, rounded to two decimals) and one row per distinct `{group}`, "
-              f"ordered by `total_{num}` descending, breaking ties by `{group}` ascending.",
+              f"(how many records have that `{group}`){sums} and one row per distinct `{group}`, ordered by `{key}` "
+              f"descending, breaking ties by `{group}` ascending.",
               [("by_group", f"{MD_READERS}head, rows = md_table({path!r}, {by_heading!r})\n"
-                            f"assert head == {[group, 'records', f'total_{num}']!r}, head\n"
+                            f"assert head == {group_cols!r}, head\n"
                             f"check_rows([dict(zip(head, r)) for r in rows], head, {[list(x) for x in per_group]!r})")]),
     ]
+    extra = ""
+    if num:
+        total_label = f"Total {num}"
+        checks.insert(2, Check(rng.choice([f"State the sum of `{num}` over all records on its own line as "
+                                           f"`{total_label}: <value>`, rounded to two decimals.",
+                                           f"Add a line `{total_label}: <value>` holding the sum of `{num}` over every "
+                                           f"record, rounded to two decimals."]),
+                               [("total", f"{MD_READERS}assert abs(md_value({path!r}, {total_label!r}) - "
+                                          f"{_money(sum(t.col(num)))}) <= 0.011")]))
+        extra += f'out.insert(3, f"{total_label}: {{sum(r[{num!r}] for r in rows):.2f}}")\n'
     if name:
+        ki = t.columns.index(name)
+        ranked = sorted(t.rows, key=lambda r: (-r[ni], r[ki]))
+        # a top N whose last place is not shared, so "the N largest" has one answer
+        n = next((k for k in rng.sample([3, 4, 5], 3) if len(ranked) > k and ranked[k - 1][ni] != ranked[k][ni]), 3)
+        top_heading = f"Top {n} by {num}"
         checks.append(Check(f"Under a level-2 heading `{top_heading}`, put a Markdown table with the columns `{name}` "
                             f"and `{num}` listing the {n} records with the largest `{num}`, largest first.",
                             [("top", f"{MD_READERS}head, rows = md_table({path!r}, {top_heading!r})\n"
                                      f"assert head == {[name, num]!r}, head\n"
-                                     f"check_rows([dict(zip(head, r)) for r in rows], head, {top!r})")]))
-    top_section = "" if not name else f"""top = sorted(rows, key=lambda r: (-r[{num!r}], r[{name!r}]))[:{n}]
+                                     f"check_rows([dict(zip(head, r)) for r in rows], head, "
+                                     f"{[[r[ki], r[ni]] for r in ranked[:n]]!r})")]))
+        extra += f"""top = sorted(rows, key=lambda r: (-r[{num!r}], r[{name!r}]))[:{n}]
 out += ["", "## {top_heading}", "", "| {name} | {num} |", "|---|---:|"]
 out += [f"| {{r[{name!r}]}} | {{fmt(r[{num!r}])}} |" for r in top]
 """
+    measure = f"r[{num!r}]" if num else "0"
     body = f"""
 rows = load({a.path!r})
 groups = {{}}
 for r in rows:
     c, s = groups.get(r[{group!r}], (0, 0))
-    groups[r[{group!r}]] = (c + 1, s + r[{num!r}])
-per = sorted(groups.items(), key=lambda kv: (-round(kv[1][1], 2), str(kv[0])))
+    groups[r[{group!r}]] = (c + 1, s + {measure})
+per = sorted(groups.items(), key=lambda kv: (-round(kv[1][{1 if num else 0}], 2), str(kv[0])))
 fmt = lambda v: f"{{v:.2f}}" if isinstance(v, float) else str(v)
-out = ["# {title}", "", f"{rec_label}: {{len(rows)}}",
-       f"{total_label}: {{sum(r[{num!r}] for r in rows):.2f}}", "", "## {by_heading}", "",
-       "| {group} | records | total_{num} |", "|---|---:|---:|"]
-out += [f"| {{g}} | {{c}} | {{s:.2f}} |" for g, (c, s) in per]
-{top_section}import os
+out = ["# {title}", "", f"{rec_label}: {{len(rows)}}", "", "## {by_heading}", "",
+       "| {' | '.join(group_cols)} |", "|---|---:|{'---:|' if num else ''}"]
+out += [f"| {{g}} | {{c}} |{' {s:.2f} |' if num else ''}" for g, (c, s) in per]
+{extra}import os
 os.makedirs({folder!r}, exist_ok=True)
 open({path!r}, "w").write("\\n".join(out) + "\\n")
 """

@@ -49,16 +49,19 @@ def test_readers_take_any_formatting_of_the_right_numbers(tmp_path):
         r["md_value"](str(doc), "Rows")
 
 
-def test_it_needs_a_group_and_a_number_and_drops_the_top_n_without_a_name():
+def test_it_needs_a_group_and_counts_alone_where_the_numbers_are_positions():
     no_group = Artifact("records", "/app/x.csv", fmt="csv",
                         table=Table(("ticket", "hours"), ("str", "float"), tuple((r[0], r[2]) for r in ROWS)))
     assert REGISTRY["markdown-report"].accepts(TABLE) and not REGISTRY["markdown-report"].accepts(no_group)
-    # an outline-like table: no column names a record on its own
+    # an outline-like table: line and level place a heading (a sum of them means nothing), no column names a record
     rows = tuple((f, n, 2) for f in ("a.md", "b.md") for n in (3, 7, 9))
     outline = Artifact("records", "/app/out/outline.csv", fmt="csv",
                        table=Table(("file", "line", "level"), ("str", "int", "int"), rows))
     frag = REGISTRY["markdown-report"].build(StepContext(random.Random(0)), outline)
-    assert not any("largest" in c.sentence for c in frag.checks) and "top = " not in frag.solve
+    assert not any("largest" in c.sentence or "sum of" in c.sentence for c in frag.checks), frag.checks
+    assert "top = " not in frag.solve and "Total" not in frag.solve
+    by_file = [body for c in frag.checks for n, body in c.tests if n == "by_group"][0]
+    assert "['file', 'records']" in by_file and "[['a.md', 3], ['b.md', 3]]" in by_file
 
 
 def test_top_n_never_ends_on_a_tie():
