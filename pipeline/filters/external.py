@@ -11,38 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from pipeline.filters.base import RuleResult, from_hits, passed
+from pipeline.filters.credentials import METERED_USE, METERED_VENDOR, blank_urls, credential_vars, metered
 from pipeline.filters.line_context import Line, optional_at, skill_lines
 from pipeline.ingest.skill_markdown import as_list, openclaw_meta
 from workbench.models import Outcome, ParsedSkill
 
+
 def _one_of(*patterns: str) -> re.Pattern[str]:
     """One case-insensitive pattern for a list of alternatives: one search per line."""
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.I | re.M)
-
-
-# --- credentials: env var names ---------------------------------------------------------
-
-_CRED_SUFFIX = (r"API_?KEY|API_TOKEN|API_SECRET|ACCESS_TOKEN|AUTH_TOKEN|BEARER_TOKEN|BOT_TOKEN|TOKEN|"
-                r"SECRET_KEY|CLIENT_SECRET|APP_SECRET|SECRET|ACCESS_KEY(_ID)?|SECRET_ACCESS_KEY|PAT|LICENSE_KEY")
-CREDENTIAL_VAR = re.compile(rf"\b(?:[A-Z][A-Z0-9]*_)*(?:{_CRED_SUFFIX})\b")
-# Secrets an app the skill builds defines for itself, or flags that only mention a token.
-_LOCAL_SECRET = re.compile(
-    r"^(JWT|SESSION|NEXTAUTH|AUTH|BETTER_AUTH|ENCRYPTION|CSRF|XSRF|COOKIE|SIGNING|SECRET|APP|DJANGO|FLASK|"
-    r"RAILS|LARAVEL|TEST|DUMMY|FAKE|EXAMPLE|MY|LOCAL|CI|WIDGET|RECAPTCHA|HCAPTCHA|TURNSTILE|CAPTCHA|"
-    r"REFRESH|ID|CACHE|HASH|SALT|WEBHOOK)(_|$)|DISABLE|ENABLE|_MAX_|_LIMIT|COUNT|USAGE|BUDGET", re.I)
-_CI_SECRET = re.compile(r"\$\{\{\s*secrets\.|secrets\.[A-Z_]+\s*\}\}")  # a CI file the skill writes
-
-
-@lru_cache(maxsize=4096)   # the same lines are read by several rules of one skill
-def credential_vars(text: str) -> tuple[str, ...]:
-    """Env var names in `text` that hold a credential of some outside service."""
-    if _CI_SECRET.search(text):
-        return ()
-    return tuple(m.group(0) for m in CREDENTIAL_VAR.finditer(text)
-                 if not _LOCAL_SECRET.search(m.group(0)) and "_" in m.group(0) or m.group(0) in ("API_KEY", "API_TOKEN"))
 
 
 _KEY_WORDS = r"(api[ _-]?keys?|api[ _-]?tokens?|access[ _-]tokens?|secret[ _-]keys?|bearer tokens?|auth tokens?|client secrets?)"
@@ -59,34 +38,6 @@ _BARE_KEY = re.compile(rf"\b{_KEY_WORDS}\b|\bauth keys?\b", re.I)   # counts in 
 # "no API key needed", "without a token": the line says the opposite of a need
 _NO_NEED = re.compile(r"\bout of scope\b|\b(no|without|not|never|zero|free of)\b[^.;]{0,20}\b(api[ _-]?keys?|keys?|tokens?|"
                       r"accounts?|logins?|sign-?ups?|credentials?|auth\w*|mcp|servers?|cloud|network)\b[^.;]{0,20}|\b(key|account|login|auth\w*)[- ]free\b", re.I)
-
-# Vendors whose API is billed by use (LLM providers, hosted sandboxes and browsers, vector
-# stores): needing their key is a paid service (executable.paid_service), not just an account.
-METERED_VENDORS = (
-    "openai", "anthropic", "claude api", "gemini", "google ai", "google_ai", "vertex", "cohere", "mistral", "groq",
-    "openrouter", "deepseek", "perplexity", "together", "fireworks", "replicate", "e2b", "browserless",
-    "pinecone", "elevenlabs", "assemblyai", "deepgram", "stability", "midjourney", "serpapi", "tavily", "exa",
-    "firecrawl", "scrapingbee", "brightdata", "xai", "grok", "voyage",
-)
-_METERED = re.compile(r"(?<![A-Za-z])(" + "|".join(re.escape(v).replace("\\ ", "[ _-]?") for v in METERED_VENDORS)
-                      + r")(?![a-z])", re.I)
-_METERED_NEED = re.compile(rf"(?<![A-Za-z])({'|'.join(re.escape(v) for v in METERED_VENDORS)})(?![a-z])"
-                           rf"[\w.]*[ _-]?(api[ _-]?key|api[ _-]?token|key|token|api\b|credits?|account)", re.I)
-
-
-_URL = re.compile(r"https?://\S+")
-
-
-def _blank_urls(text: str) -> str:
-    """A vendor in a link (its docs, a source repo) is a reference, not a use; same length keeps spans."""
-    return _URL.sub(lambda m: " " * len(m.group(0)), text)
-
-
-@lru_cache(maxsize=4096)
-def metered(text: str) -> bool:
-    """Does `text` name the key, token or API of a vendor billed by use?"""
-    return bool(_METERED_NEED.search(_blank_urls(text)) or any(_METERED.match(v) for v in credential_vars(text)))
-
 
 # --- accounts ---------------------------------------------------------------------------
 
@@ -270,8 +221,8 @@ def _lines(skill: ParsedSkill) -> tuple[Line, ...]:
 
 
 def _metered_span(ln: Line) -> re.Match | tuple[int, int] | None:
-    return _METERED_NEED.search(_blank_urls(ln.text)) or _var_span(ln.text, [v for v in credential_vars(ln.text)
-                                                                if _METERED.match(v)])
+    return METERED_USE.search(blank_urls(ln.text)) or _var_span(ln.text, [v for v in credential_vars(ln.text)
+                                                                if METERED_VENDOR.match(v)])
 
 
 def metered_lines(skill: ParsedSkill) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
