@@ -21,6 +21,9 @@ _ACTIONS = compile_all(
     r"\bdrag\b.{0,40}\b(onto|into|to)\s+(the\s+)?(window|desktop|dock|canvas|sidebar|finder|browser window)\b",
     rf"\b(open|launch|start|use|using|in|into|inside|with|via)\s+(the\s+)?({_APPS})\b",
     rf"\b(open|launch)\s[^.;:\n]{{0,30}}\b({_APPS}|files app|file manager)\b",   # "open the Files app (Nautilus)"
+    # a desktop browser the agent itself operates ("headless" lines are left out below)
+    r"\b(open|launch|in|using|via|inside)\s+(google\s+)?(chrome|firefox|safari|microsoft edge)\b"
+    r"(?![-.]\w|\s+devtools)",
     r"\b(graphical|gui)\s+(installer|wizard|application|app|client|tool|desktop)\b",
     r"\b(open|launch|start)\b.{0,30}\bdesktop (app|application)\b",
     r"\bscreenshot\b.{0,30}\bpaste\b",
@@ -31,6 +34,7 @@ _ACTIONS = compile_all(
 ]
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _COMMENT = re.compile(r"^\s*(#|//|--|;)")
+_HEADLESS = re.compile(r"\bheadless\b|--headless|puppeteer|playwright", re.I)
 _NEGATED = re.compile(r"\b(no|without|non|headless|instead of)[- ]+(a\s+)?(gui|graphical|desktop)", re.I)
 # Text that is about something else: what a CLI tool receives or prints, a message shown to a user.
 _QUOTED = re.compile(r'"[^"\n]*"|`[^`\n]*`|“[^”\n]*”')
@@ -40,7 +44,7 @@ _CLICK_LIBRARY = re.compile(r"\bimport\s+click\b|@?\bclick\.\w+|\bclick\s+(libra
 
 
 def _action_at(line: str) -> bool:
-    if line.lstrip().startswith(">") or _NEGATED.search(line):
+    if line.lstrip().startswith(">") or _NEGATED.search(line) or _HEADLESS.search(line):
         return False  # a quotation (a message for the user) or "no GUI needed"
     spans = [m.span() for m in _QUOTED.finditer(line)] + [m.span() for m in _CLICK_LIBRARY.finditer(line)]
     for pattern in _ACTIONS:

@@ -24,7 +24,10 @@ _DESTRUCTIVE = compile_all(
 _INJECTION = compile_all(
     r"\b(ignore|disregard|forget)\b.{0,30}\b(all |any )?(previous|prior|above|earlier|system)\b.{0,20}"
     r"\b(instructions?|prompts?|rules|messages?)",
-    r"\b(do not|don't|never)\s+(tell|inform|show|mention|reveal|alert)\b.{0,30}\b(the )?user",
+    r"\b(do not|don't|never)\s+(tell|inform|mention|reveal|alert)\b.{0,30}\b(the )?user",
+    # "never show this to the user" hides what the agent does; "never show raw URLs to the user"
+    # is a choice of what a reply looks like
+    r"\b(do not|don't|never)\s+show\s+(this|these|it|that|anything|what|any of)\b.{0,30}\b(the )?user",
     r"\bwithout\s+(telling|asking|informing|notifying)\s+the\s+user",
     r"<!--(?=.{0,300}\b(ai|agent|assistant|llm|claude|chatgpt|gpt)\b)"
     r"(?=.{0,300}\b(ignore|must|do not|don't|instead|secretly|silently|execute|run|add|append|send)\b)",

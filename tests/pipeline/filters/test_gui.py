@@ -77,3 +77,22 @@ def test_a_quoted_message_for_the_user_is_not_a_step():
 def test_opening_a_desktop_file_manager_fails():
     skill = make_skill("2. Open the Files app (Nautilus) and go to the Downloads folder.")
     assert_flagged(gui(skill), RULE, skill, "Open the Files app (Nautilus)")
+
+
+@pytest.mark.parametrize("line", [
+    "Use the Claude in Chrome tools to open the listing and read the salary.",
+    "1. Open the careers page in Firefox and copy the posting.",
+])
+def test_operating_a_desktop_browser_fails(line):
+    skill = make_skill(line)
+    assert_flagged(gui(skill), RULE, skill, line)
+
+
+@pytest.mark.parametrize("text", [
+    "Render the page in headless Chrome: `chromium --headless --dump-dom page.html`.",
+    "Playwright launches Chrome and saves `shot.png`.",
+    "Install the chrome-devtools-mcp package.",
+    "Measure Core Web Vitals using Chrome DevTools MCP traces.",
+])
+def test_scripted_browsers_pass(text):
+    assert_passes(gui(make_skill(text)), RULE)
