@@ -41,8 +41,8 @@ CHAINS = [
     ["accounts-provision", "table-filter-sort", "daemon-control"],
     ["setuid-audit", "json-convert", "shared-group-folder"],
     ["loopback-api-probe", "group-aggregate", "daemon-control", "git-hook-guard"],
-    ["markdown-link-check", "records-html-table"], ["html-table-extract", "markdown-report"],
-    ["markdown-outline", "json-convert", "markdown-index"],
+    ["markdown-link-check", "records-html-table"], ["html-table-extract", "markdown-report", "markdown-index"],
+    ["markdown-outline", "json-convert"],
 ]
 
 
