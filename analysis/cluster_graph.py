@@ -21,9 +21,10 @@ from analysis.display import HIGHLIGHT, short
 
 MAX_GRAPH_NODES = 500        # cluster-level meta-graph
 MAX_EGO_NODES = 150
-# Kamada-Kawai's cost grows ~n^3: 0.2 s at 80 nodes, 10 s for the 272-node core of the dev
-# corpus's graph (the Graph page's first render). Above this size a spring layout does it.
-KK_MAX_NODES = MAX_EGO_NODES
+# Kamada-Kawai spaces nodes evenly but its solver is slow and erratic past a few dozen nodes:
+# on the dev corpus's graph 1-3.5 s for 55-90-node ego networks, 6 s at 150, 10 s for the
+# 272-node core (a spring layout: 0.02-0.35 s). Above this size the spring layout does it.
+KK_MAX_NODES = 40
 LABEL_CHARS = 24             # a node's label: whole words up to this length; hover shows the full text
 HOVER_WIDTH = 70             # characters per line of the hover text (vis.js tooltips do not wrap)
 

@@ -16,7 +16,9 @@ from pathlib import Path
 
 PAGES_DIR = Path(__file__).resolve().parent
 # Imported inside functions by what the pages use, so not in their import statements.
-LAZY = ("pyvis.network", "jinja2")
+# pipeline.graph.sampling: numba and the cached sampling kernels (1-2 s), which the Graph page's
+# health card imports to sample fresh paths.
+LAZY = ("pyvis.network", "jinja2", "pipeline.graph.sampling")
 
 _log = logging.getLogger(__name__)
 _lock = threading.Lock()

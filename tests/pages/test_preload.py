@@ -33,6 +33,15 @@ def test_start_imports_every_page_dependency_once_in_a_fresh_process():
         assert heavy not in missing
 
 
+def test_the_preload_loads_numba_for_the_graph_health_card():
+    """The health card imports the sampler inside a function: numba and its kernels were left
+    to the Graph page's first render (1-2 s of its 8-13 s on the dev corpus)."""
+    code = ("import sys; from pages import preload; preload.start().join(); "
+            "print('numba' in sys.modules, 'pipeline.graph.sampling' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-2:] == ["True", "True"], out.stdout + out.stderr
+
+
 def test_the_app_starts_the_preload(demo_workspace, monkeypatch):
     from streamlit.testing.v1 import AppTest
     monkeypatch.setenv("WORKBENCH_HOME", str(demo_workspace.root))
