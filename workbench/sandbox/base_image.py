@@ -27,6 +27,9 @@ PACKAGES = (
     "bash", "coreutils", "findutils", "grep", "sed", "gawk", "diffutils", "patch", "procps",
     "tar", "gzip", "bzip2", "xz-utils", "zip", "unzip", "file", "less", "ca-certificates",
     "python3", "python3-pytest", "git", "jq", "sqlite3", "make", "tmux", "bc", "cron",
+    # What real terminal skills run most that works offline (issue 12): zstd, curl on loopback,
+    # openssl / gpg on local keys, setfacl / getfacl, ss / ip, logrotate. debootstrap adds no Recommends.
+    "zstd", "curl", "openssl", "gnupg", "acl", "iproute2", "logrotate",
 )
 RECIPE_VERSION = 1
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
