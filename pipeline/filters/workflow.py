@@ -62,6 +62,26 @@ def concrete_commands(commands: list[ShellCommand]) -> list[ShellCommand]:
     return list(seen.values())
 
 
+# `{skill_path}/scripts/x.py`, `<path-to-skill>/scripts/x.py`, `$SKILL_DIR/x.sh`: a file of the package
+_IN_PACKAGE = re.compile(r"^(?:\{[\w-]*skill[\w-]*\}|<[^>]*skill[^>]*>|\$\{?\w*SKILL\w*\}?|~/\.claude/skills/[\w.-]+)/"
+                         r"([\w./-]+\.(?:py|sh|js|mjs|cjs|ts|rb|pl|bash))$", re.I)
+
+
+def missing_scripts(skill: ParsedSkill, commands: list[ShellCommand]) -> list[tuple[ShellCommand, str]]:
+    """Commands that run a script of the skill's own folder which the package does not ship."""
+    if skill.source_kind != "folder":
+        return []  # a JSONL record carries no file list to check against
+    files = set(skill.package_files)
+    out = []
+    for c in commands:
+        for word in (c.program, *c.args):
+            m = _IN_PACKAGE.match(word)
+            if m and m.group(1).lstrip("./") not in files:
+                out.append((c, m.group(1)))
+                break
+    return out
+
+
 def _programs(commands: list[ShellCommand], limit: int = 5) -> str:
     names: list[str] = []
     for c in commands:
@@ -74,6 +94,13 @@ def structured_steps(skill: ParsedSkill) -> RuleResult:
     n = len(skill.steps)
     commands = skill_commands(skill)
     concrete = concrete_commands(commands)
+    missing = missing_scripts(skill, concrete)
+    if concrete and len(missing) == len(concrete):
+        c, path = missing[0]
+        return RuleResult("workflow.steps", Outcome.FAIL,
+                          f"every command runs a script of the skill that its package does not ship: "
+                          f"{path} (line {c.line}: {c.text[:100]}); the package holds "
+                          f"{', '.join(skill.package_files[:5])}", f"SKILL.md:{c.line}")
     if n >= MIN_STEPS:
         return RuleResult("workflow.steps", Outcome.PASS,
                           f"{n} steps, first: {skill.steps[0][:120]}; {len(concrete)} concrete command(s)")

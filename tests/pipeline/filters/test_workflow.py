@@ -305,3 +305,42 @@ def test_not_terminal_warns_on_steps_that_never_name_a_command_or_show_code():
     assert res.evidence.startswith("no command and no code anywhere, so maybe not shell work: 0 concrete command(s)")
     # the step list itself is a workflow
     assert workflow.structured_steps(skill).outcome == Outcome.PASS
+
+
+# --- commands that run a script the package does not ship ----------------------------------
+
+def _packaged(body: str, files: list[str]) -> ParsedSkill:
+    text = ("---\nname: demo-skill\ndescription: Set up an experiment folder.\n---\n"
+            + textwrap.dedent(body).lstrip("\n"))
+    return build_skill(text, where="demo/SKILL.md", skill_key="demo", source_kind="folder", source_path="demo",
+                       source_ref=None, package_files=files, content_hash="x" * 64)
+
+
+SCRIPTED = """
+    # Experiment setup
+
+    ## Steps
+    1. Create the experiment.
+    2. List what exists.
+
+    ```bash
+    python {skill_path}/scripts/setup_experiment.py --name baseline --target results/
+    python {skill_path}/scripts/setup_experiment.py --list
+    ```
+"""
+
+
+def test_flags_commands_that_all_run_a_script_the_package_does_not_ship():
+    skill = _packaged(SCRIPTED, ["SKILL.md"])
+    res = workflow.structured_steps(skill)
+    assert res.outcome == Outcome.FAIL
+    assert res.evidence.startswith("every command runs a script of the skill that its package does not ship: "
+                                   "scripts/setup_experiment.py")
+    n = skill.raw_text.splitlines().index(
+        "python {skill_path}/scripts/setup_experiment.py --name baseline --target results/") + 1
+    assert res.location == f"SKILL.md:{n}"
+
+
+def test_passes_when_the_package_ships_the_script():
+    skill = _packaged(SCRIPTED, ["SKILL.md", "scripts/setup_experiment.py"])
+    assert workflow.structured_steps(skill).outcome == Outcome.PASS
