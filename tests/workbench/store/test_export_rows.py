@@ -82,6 +82,6 @@ def test_skill_rows_name_a_reason_only_for_skills_that_are_not_accepted(demo_wor
     rows = skill_rows(ws.db, reason_of=reason_of)
     assert all(r.reason is None for r in rows if r.status == "accepted")
     gui = next(r for r in rows if r.name == "archive-manager-bulk-extract")
-    assert gui.reason == "executable.gui"
+    assert gui.reason == "+".join(r.rule for r in gui.rules) and "executable.gui" in gui.reason
     assert len(seen) == sum(r.status != "accepted" for r in rows)   # accepted rows are not asked
     assert all(r.reason is None for r in skill_rows(ws.db))         # no reason_of, no reason
