@@ -1,5 +1,6 @@
 """archives-compression families: pack a result with a manifest and checksum; extract a release
-archive and verify it against its SHA256SUMS."""
+archive and verify it against its SHA256SUMS; convert tar <-> ZIP; recompress gzip files with zstd
+or xz (tested before the .gz goes)."""
 from __future__ import annotations
 
 import bz2
@@ -10,7 +11,7 @@ import lzma
 import tarfile
 import zipfile
 
-from .base import Artifact, Check, Fragment, Recipe, StepContext, describe, register, stem_of
+from .base import Artifact, Check, Fragment, Recipe, StepContext, Table, describe, register, stem_of
 from .adapters import unpack_solve
 from .seeds import FIRST, PRODUCTS, seed_any
 
@@ -273,3 +274,94 @@ unzip -q {a.path} -d /tmp/convert
 
 register(Recipe("archive-convert", "archives-compression", "Convert between tar and ZIP",
                 lambda a: a.kind == "archive", seed_release, _convert_build, weight=1, consumes="archive", kinds=("tar-archive", "zip-archive")))
+
+
+# --- archive-recompress -------------------------------------------------------------------------
+# gzip -> zstd (or xz) in place, each copy tested before its .gz goes; a damaged .gz stays.
+
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+RECOMPRESS = {"zst": ("zstd", "zstd -q -19", "Zstandard (`zstd`)"), "xz": ("xz", "xz -9", "xz")}
+
+
+def seed_gz_folder(ctx: StepContext) -> Artifact:
+    """Rotated gzip files, one of them cut short in transit (its trailer is gone)."""
+    rng = ctx.rng
+    root = ctx.claim(rng.choice(["/app/archive", "/app/backups/rotated", "/app/cold-storage"]))
+    label = rng.choice(["access", "orders", "events", "metrics"])
+    ext = rng.choice(["log", "csv", "jsonl"])
+    days = sorted(rng.sample(range(1, 29), rng.randint(4, 6)))
+    damaged = rng.choice(days[1:])
+    files = []
+    for day in days:
+        name = f"{label}-2024-03-{day:02d}.{ext}.gz"
+        lines = [f"2024-03-{day:02d}T{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d} {rng.choice(PRODUCTS)} "
+                 f"{rng.randint(1, 999)}" for _ in range(rng.randint(20, 60))]
+        raw = ("\n".join(lines) + "\n").encode()
+        out = io.BytesIO()
+        with gzip.GzipFile(fileobj=out, mode="wb", mtime=0, filename="") as gz:
+            gz.write(raw)
+        data = out.getvalue()
+        if day == damaged:
+            data = data[: len(data) // 2]
+            cut = hashlib.sha256(data).hexdigest()
+        ctx.add_input(f"{root}/{name}", data)
+        files.append((name, raw if day != damaged else b""))
+    return Artifact("tree", root, fmt="dir", files=tuple(files), flavor="gz-folder", label=label,
+                    lines=(f"{label}-2024-03-{damaged:02d}.{ext}.gz", cut))
+
+
+def _recompress_build(ctx: StepContext, a: Artifact) -> Fragment:
+    to = ctx.pick(list(RECOMPRESS), {k: {v[0]} for k, v in RECOMPRESS.items()})
+    tool, command, words = RECOMPRESS[to]
+    root, (damaged, damaged_sha) = a.path, a.lines
+    good = {n[: -len(".gz")] + f".{to}": hashlib.sha256(d).hexdigest() for n, d in a.files if n != damaged}
+    report = ctx.claim(f"/app/out/{a.label}_recompress.csv")
+    rows = tuple(sorted((n, "corrupt" if n == damaged else "recompressed",
+                         "" if n == damaged else hashlib.sha256(d).hexdigest()) for n, d in a.files))
+    if to == "zst":
+        content = ("def content(p):\n    data = Path(p).read_bytes()\n"
+                   f"    assert data[:4] == {ZSTD_MAGIC!r}, f'{{p}} is not a zstd frame'\n"
+                   "    return subprocess.run(['zstd', '-dc', str(p)], capture_output=True, check=True).stdout")
+    else:
+        content = "import lzma\ndef content(p):\n    return lzma.decompress(Path(p).read_bytes(), format=lzma.FORMAT_XZ)"
+    checks = [
+        Check(f"For every `.gz` file in `{root}` that decompresses without error, write its uncompressed content "
+              f"compressed with {words} next to it, named like the `.gz` file with `.gz` replaced by `.{to}`.",
+              [("recompressed", content + f"\nfor n, digest in {good!r}.items():\n"
+                                          f"    assert hashlib.sha256(content(Path({root!r}) / n)).hexdigest() == digest, n")]),
+        Check(f"Delete each good `.gz` file only after its `.{to}` copy passes `{tool} -t`, and leave a damaged `.gz` "
+              f"file as it is with no `.{to}` copy.",
+              [("originals", f"names = files_under({root!r})\nassert sorted(names) == {sorted([*good, damaged])!r}, names\n"
+                             f"assert sha256_of(Path({root!r}, {damaged!r})) == {damaged_sha!r}")]),
+        Check(f"Write `{report}` as a CSV file with the header `file,status,sha256` and one row per original `.gz` "
+              f"file name, where `status` is `recompressed` or `corrupt` and `sha256` is the SHA-256 digest of the "
+              f"uncompressed content (empty for a corrupt file), ordered by `file` ascending.",
+              [("report", f"cols, rows = read_table({report!r})\nassert cols == ['file', 'status', 'sha256']\n"
+                          f"check_rows(rows, cols, {[list(r) for r in rows]!r})")]),
+    ]
+    solve = f"""mkdir -p /app/out
+echo file,status,sha256 > {report}
+for f in $(ls {root}/*.gz | sort); do
+  n=$(basename "$f")
+  if gzip -t "$f" 2>/dev/null; then
+    gzip -dc "$f" | {command} > "${{f%.gz}}.{to}"
+    {tool} -q -t "${{f%.gz}}.{to}" && rm "$f"
+    echo "$n,recompressed,$({tool} -dc "${{f%.gz}}.{to}" | sha256sum | cut -d' ' -f1)" >> {report}
+  else
+    echo "$n,corrupt," >> {report}
+  fi
+done"""
+    out = Artifact("records", report, fmt="csv", table=Table(("file", "status", "sha256"), ("str", "str", "str"), rows),
+                   label=f"{a.label}_recompress")
+    title = ctx.rng.choice(["Recompress the rotated files", f"Move the archive from gzip to {tool}",
+                            "Recompress with an integrity check"])
+    intro = ctx.rng.choice([f"`{root}` keeps old gzip files; they should be stored as `.{to}` instead.",
+                            f"Storage wants {words} rather than gzip for the files in `{root}`; one may be damaged.",
+                            f"The gzip files in `{root}` are to be recompressed; nothing may be lost on the way."])
+    return Fragment(title, intro, checks, solve, out)
+
+
+register(Recipe("archive-recompress", "archives-compression", "Recompress gzip files with zstd or xz",
+                lambda a: a.kind == "tree" and a.flavor == "gz-folder", seed_gz_folder, _recompress_build, weight=2,
+                consumes="its own gzip folder (starts a path)", tools=("zstd", "xz", "gzip"),
+                kinds=("compressed-file",)))

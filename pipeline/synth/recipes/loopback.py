@@ -179,23 +179,24 @@ def _probe_build(ctx: StepContext, a: Artifact) -> Fragment:
     solve = f"""mkdir -p /app/out /app/bin
 python3 {root}/api_server.py --port {port} &
 server=$!
+base=http://127.0.0.1:{port}
 for _ in $(seq 100); do
-  python3 -c 'import socket; socket.create_connection(("127.0.0.1", {port}), 0.2)' 2>/dev/null && break
+  curl -s -o /dev/null --max-time 1 "$base/health" && break
   sleep 0.1
 done
+# curl follows no redirect unless told (-L): a 301 is reported as such
+echo path,status > {probe_csv}
+while read -r p; do
+  [ -n "$p" ] || continue
+  echo "$p,$(curl -s -o /dev/null -w '%{{http_code}}' "$base$p")" >> {probe_csv}
+done < {root}/probe_paths.txt
 python3 - <<'PY'
-import csv, http.client, json
+import http.client, json
 def get(path, headers={{}}):
     conn = http.client.HTTPConnection("127.0.0.1", {port}, timeout=5)
     conn.request("GET", path, headers=headers)
     resp = conn.getresponse()
     return resp.status, resp.read()
-with open({probe_csv!r}, "w", newline="") as fh:
-    w = csv.writer(fh, lineterminator="\\n")
-    w.writerow(["path", "status"])
-    for line in open({root + '/probe_paths.txt'!r}):
-        if line.strip():
-            w.writerow([line.strip(), get(line.strip())[0]])
 token = open({root + '/token'!r}).read().strip()
 items, path = [], "/v1/items?page=1"
 while path:
@@ -211,14 +212,7 @@ kill "$server"
 cat > {script} <<'SH'
 #!/bin/bash
 port=${{1:?usage: $0 PORT}}
-python3 - "$port" <<'PY'
-import sys, urllib.request
-try:
-    with urllib.request.urlopen(f"http://127.0.0.1:{{sys.argv[1]}}/health", timeout=3) as resp:
-        sys.exit(0 if resp.status == 200 else 1)
-except Exception:
-    sys.exit(1)
-PY
+[ "$(curl -s -o /dev/null --max-time 3 -w '%{{http_code}}' "http://127.0.0.1:$port/health")" = 200 ]
 SH"""
     return Fragment(rng.choice(TITLES), rng.choice(INTROS).format(root=root), checks, solve, out)
 

@@ -1,7 +1,9 @@
 """security-permissions families: lock down a deployment folder's modes; redact secrets from an
-environment file."""
+environment file; audit a web root against its checksums; verify HMAC-signed files with openssl."""
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 
 from .base import Artifact, Check, Fragment, Recipe, StepContext, describe, register, stem_of
@@ -220,3 +222,78 @@ cp -r {a.path} {root}/data/{name}
 
 register(Recipe("checksum-audit", "security-permissions", "Audit files against a checksum manifest", lambda a: True,
                 seed_any, _audit_build, weight=2, universal=True, consumes="any", kinds=("checksum-manifest", "directory-tree")))
+
+
+# --- hmac-verify ---------------------------------------------------------------------------------
+# A drop folder whose sender signs each file with HMAC-SHA256 under a shared key: only files whose
+# signature matches go on. openssl computes the HMAC; the tests recompute it with Python's hmac.
+
+def seed_signed_drop(ctx: StepContext) -> Artifact:
+    rng = ctx.rng
+    root = ctx.claim(rng.choice(["/app/incoming", "/app/drop", "/app/inbox"]))
+    keyfile = ctx.claim(rng.choice(["/app/keys/drop.key", "/app/secrets/hmac.key", "/app/keys/partner.key"]))
+    key = f"{rng.getrandbits(128):032x}"
+    prod = rng.choice(PRODUCTS)
+    names = sorted(rng.sample(["invoice-0412.csv", "orders.json", "stock.txt", "prices.csv", "manifest.ini",
+                               "notes.md", "release.txt", "customers.csv"], rng.randint(5, 7)))
+    bodies = {n: f"{prod} {n} {rng.randint(1000, 99999)}\n" * rng.randint(1, 4) for n in names}
+    tampered, forged, unsigned = rng.sample(names, 3)
+    lines = []
+    for n in names:
+        if n == unsigned:
+            continue
+        sig_key = f"{rng.getrandbits(128):032x}" if n == forged else key
+        lines.append(f"{hmac.new(sig_key.encode(), bodies[n].encode(), hashlib.sha256).hexdigest()}  {n}\n")
+    ctx.add_input(f"{root}/SIGNATURES", "".join(lines))
+    ctx.add_input(keyfile, key + "\n")
+    for n in names:
+        ctx.add_input(f"{root}/{n}", bodies[n] + ("# edited after signing\n" if n == tampered else ""))
+    status = {n: "unsigned" if n == unsigned else "bad-signature" if n in (tampered, forged) else "valid" for n in names}
+    return Artifact("tree", root, fmt="dir", flavor="signed-drop", label="drop",
+                    files=tuple((n, (bodies[n] + ("# edited after signing\n" if n == tampered else "")).encode())
+                                for n in names),
+                    lines=(keyfile, *(f"{n}\t{status[n]}" for n in names)))
+
+
+def _hmac_build(ctx: StepContext, a: Artifact) -> Fragment:
+    rng = ctx.rng
+    root, keyfile = a.path, a.lines[0]
+    status = dict(x.split("\t") for x in a.lines[1:])
+    verified = ctx.claim(rng.choice(["/app/verified", "/app/accepted", "/app/trusted"]))
+    report = ctx.claim(f"/app/out/{rng.choice(['signatures', 'hmac_check', 'drop_verification'])}.csv")
+    rows = [[n, status[n]] for n in sorted(status)]
+    kept = tuple((n, d) for n, d in a.files if status[n] == "valid")
+    digests = {n: hashlib.sha256(d).hexdigest() for n, d in kept}
+    checks = [
+        Check(f"Write `{report}` as a CSV file with the header `file,status` and one row per file in `{root}` other "
+              f"than `SIGNATURES`, where `status` is `valid` when the file's HMAC-SHA256 under the key in `{keyfile}` "
+              f"(its text without the line ending) equals the hex digest `{root}/SIGNATURES` gives for it, "
+              f"`bad-signature` when it differs and `unsigned` when the file is not listed, ordered by `file`.",
+              [("report", f"cols, rows = read_table({report!r})\nassert cols == ['file', 'status']\n"
+                          f"check_rows(rows, cols, {rows!r})")]),
+        Check(f"Copy exactly the `valid` files into `{verified}`, unchanged.",
+              [("verified", f"assert files_under({verified!r}) == {sorted(digests)!r}\n"
+                            f"for n, d in {digests!r}.items():\n    assert sha256_of(Path({verified!r}) / n) == d, n")]),
+    ]
+    solve = f"""mkdir -p {verified} /app/out
+key=$(cat {keyfile})
+echo file,status > {report}
+for f in $(ls {root} | grep -v '^SIGNATURES$' | sort); do
+  want=$(awk -v n="$f" '$2 == n {{print $1}}' {root}/SIGNATURES)
+  got=$(openssl dgst -sha256 -hmac "$key" "{root}/$f" | awk '{{print $NF}}')
+  if [ -z "$want" ]; then s=unsigned
+  elif [ "$got" = "$want" ]; then s=valid; cp "{root}/$f" {verified}/
+  else s=bad-signature; fi
+  echo "$f,$s" >> {report}
+done"""
+    intro = rng.choice([f"A partner drops files in `{root}` and signs each one with a shared HMAC key.",
+                        f"Files in `{root}` come with HMAC-SHA256 signatures; some were altered or never signed.",
+                        f"Before anything in `{root}` is used, its signatures must be checked against the shared key."])
+    title = rng.choice(["Verify the signed drop", "Check HMAC signatures", "Accept only signed files"])
+    return Fragment(title, intro, checks, solve, Artifact("tree", verified, fmt="dir", files=kept, label="verified"))
+
+
+register(Recipe("hmac-verify", "security-permissions", "Verify HMAC-signed files with openssl",
+                lambda a: a.kind == "tree" and a.flavor == "signed-drop", seed_signed_drop, _hmac_build, weight=2,
+                consumes="its own signed drop folder (starts a path)", tools=("openssl",),
+                kinds=("checksum-manifest", "directory-tree")))
