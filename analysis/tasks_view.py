@@ -132,12 +132,26 @@ def task_label(row: Mapping | pd.Series) -> str:
     return f"{row['name']} · {row['verdict']}{failed} · {row['category']} · {int(row['n_steps'])} steps"
 
 
-def task_path(row: Mapping | pd.Series) -> pd.DataFrame:
-    """The path a task was made from, one row per step: its skill and the scenario it starts at."""
+def task_path(row: Mapping | pd.Series, fidelity: list[Mapping] | None = None) -> pd.DataFrame:
+    """The path a task was made from, one row per step: its skill and the scenario it starts at;
+    with the task's `skill_fidelity` (one entry per composed step, steps counted from 1) also the
+    recipe family of the step and what of its skill it uses (`fidelity_note`)."""
     skills = _as_list(row.get("skill_names")) or _as_list(row.get("skill_ids"))
     scenarios = _as_list(row.get("scenario_ids"))
     starts = [scenarios[i] if i < len(scenarios) else "" for i in range(len(skills))]
-    return pd.DataFrame({"step": range(len(skills)), "skill": skills, "from scenario": starts})
+    out = pd.DataFrame({"step": range(len(skills)), "skill": skills, "from scenario": starts})
+    if fidelity:
+        by_step = {int(f["step"]) - 1: f for f in fidelity}
+        out.insert(2, "recipe", [by_step.get(i, {}).get("recipe", "") for i in out["step"]])
+        out.insert(3, "uses of the skill", [fidelity_note(by_step[i]) if i in by_step else "" for i in out["step"]])
+    return out
+
+
+def fidelity_note(f: Mapping) -> str:
+    """'tool: grep, sort' | 'artifact: json-document' | 'category only' — what a step takes from its skill."""
+    what = ", ".join(list(f.get("tools_used") or []) + list(f.get("kinds_used") or []))
+    level = str(f.get("fidelity") or "")
+    return "category only" if level == "category-only" or not what else f"{level}: {what}"
 
 
 # --- yield ------------------------------------------------------------------------------------

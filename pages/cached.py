@@ -61,6 +61,7 @@ def _skill_reasons(db: Database) -> dict[str, str | None]:
 
 
 skill_reasons = store_query(_skill_reasons)
+task_fidelity = store_query(task_store.skill_fidelity, max_entries=64)
 ingest_history = store_query(skill_store.ingest_history)
 ingest_problems = store_query(skill_store.ingest_problems)
 scenarios_for = store_query(scenario_store.scenarios_for, max_entries=64)

@@ -163,5 +163,5 @@ with tab_checks:
             st.code(c["log"] or "(no log)", language="text")
 
 with tab_path:
-    st.dataframe(tv.task_path(t), hide_index=True, width="stretch", key="task_path")
+    st.dataframe(tv.task_path(t, cached.task_fidelity(ws, tid)), hide_index=True, width="stretch", key="task_path")
     st.caption(f"Recipes: {', '.join(t['recipes'])} · difficulty {t['difficulty']} · category {t['category']}")

@@ -62,6 +62,19 @@ def test_task_path_pairs_skills_with_their_start_scenarios():
     assert path["step"].tolist() == [0, 1, 2]
 
 
+def test_task_path_says_per_step_which_recipe_and_what_of_its_skill_it_uses():
+    t = tv.with_skill_names(_tasks(), _skills()).set_index("task_id")
+    row = t.loc["t2"].to_dict() | {"scenario_ids": np.array(["a0", "a1", "a2"], dtype=object)}
+    fidelity = [{"step": 1, "recipe": "csv-filter", "fidelity": "tool", "tools_used": ["awk"], "kinds_used": []},
+                {"step": 2, "recipe": "json-convert", "fidelity": "artifact", "tools_used": [],
+                 "kinds_used": ["json-document", "csv-table"]},
+                {"step": 3, "recipe": "cron-schedule", "fidelity": "category-only", "tools_used": [], "kinds_used": []}]
+    path = tv.task_path(row, fidelity)
+    assert path["recipe"].tolist() == ["csv-filter", "json-convert", "cron-schedule"]
+    assert path["uses of the skill"].tolist() == ["tool: awk", "artifact: json-document, csv-table", "category only"]
+    assert "recipe" not in tv.task_path(row, None).columns   # a task made before fidelity was stored
+
+
 def test_filters_narrow_by_verdict_category_length_skills_and_words():
     t = tv.with_skill_names(_tasks(), _skills())
     ids = lambda f: tv.filter_tasks(t, f)["task_id"].tolist()  # noqa: E731

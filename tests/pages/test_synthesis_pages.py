@@ -170,6 +170,26 @@ def test_every_tab_of_a_verified_task_renders(graph_workspace, monkeypatch):
     assert path["skill"].tolist() == made[0].skill_names
 
 
+def test_the_path_tab_says_which_recipe_each_step_used_and_what_of_its_skill(graph_workspace, monkeypatch):
+    """The store and task.toml kept each step's recipe and skill fidelity, but the page showed
+    only skill names: a step built for its skill's category alone could not be seen."""
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    task = made[0]
+    fidelity = [{"step": i + 1, "skill_id": f"s{i}", "skill_name": n, "recipe": f"family-{i}",
+                 "fidelity": "tool" if i == 0 else "category-only", "tools_used": ["jq"] if i == 0 else [],
+                 "kinds_used": []} for i, n in enumerate(task.skill_names)]
+    with ws.db.write() as con:
+        con.execute("UPDATE tasks SET skill_fidelity = ? WHERE task_id = ?", [json.dumps(fidelity), task.task_id])
+    assert store.skill_fidelity(ws.db, task.task_id) == fidelity
+    at = open_page(ws, monkeypatch, "tasks.py")
+    at.selectbox(key="detail_task").set_value(task.task_id).run()
+    assert not at.exception, at.exception
+    path = frame(at, "step", "skill", "recipe", "uses of the skill")
+    assert path["recipe"].tolist() == [f"family-{i}" for i in range(len(task.skill_names))]
+    assert path["uses of the skill"].tolist()[:2] == ["tool: jq", "category only"]
+
+
 def test_checks_stored_in_an_older_shape_still_display(graph_workspace, monkeypatch):
     """Rows written before details had one typed shape: the rubric's `tests` was a count (the
     page crashed with "'int' object is not iterable"); a row that fits no shape is shown raw."""
