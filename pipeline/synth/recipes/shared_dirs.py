@@ -1,6 +1,7 @@
 """security-permissions family: a team's shared folder — group ownership, a setgid folder so new
 files keep the group, no access for others — with the previous step's result placed in it and a
-checksum manifest of what it holds.
+checksum manifest of what it holds. For a skill that runs setfacl/getfacl, one reader outside the
+group also gets read-only access through POSIX ACLs, default ACLs included.
 
 Reads: anything (universal: the artifact is copied into the shared folder).
 Leaves: the same artifact at its place inside the shared folder.
@@ -24,6 +25,25 @@ for p in [top, *top.rglob("*")]:
     want = 0o2770 if p.is_dir() else 0o660
     assert stat.S_IMODE(st.st_mode) == want, f"{{p}} has mode {{oct(stat.S_IMODE(st.st_mode))}}, expected {{oct(want)}}"'''
 
+# Test body: the reader's ACL entries, read from the xattrs themselves (not the container's getfacl):
+# a 4-byte header, then (tag, perm, id) entries; tag 2 is a named user.
+_READER_ACL = '''import pwd, struct
+uid = pwd.getpwnam({reader!r}).pw_uid
+def named_user(p, xattr):
+    try:
+        raw = os.getxattr(p, xattr, follow_symlinks=False)
+    except OSError:
+        return None
+    return {{i: perm for tag, perm, i in struct.iter_unpack("<HHI", raw[4:]) if tag == 2}}.get(uid)
+top = Path({root!r})
+assert top.is_dir(), "no shared folder"
+for p in [top, *top.rglob("*")]:
+    want = 5 if p.is_dir() else 4
+    assert named_user(p, "system.posix_acl_access") == want, f"{{p}}: {reader} should have {{'r-x' if want == 5 else 'r--'}}"
+    if p.is_dir():
+        assert named_user(p, "system.posix_acl_default") == 5, f"{{p}}: no default ACL entry r-x for {reader}"'''
+READERS = ["auditor", "reviewer", "compliance", "observer"]
+
 
 def _shared_build(ctx: StepContext, a: Artifact) -> Fragment:
     rng = ctx.rng
@@ -36,6 +56,11 @@ def _shared_build(ctx: StepContext, a: Artifact) -> Fragment:
     # already made only joins the group).
     ctx.docker_run.append(f"groupadd {team} && for m in {' '.join(members)}; do id -u $m >/dev/null 2>&1 || "
                           f"useradd -M -N -s /usr/sbin/nologin $m; usermod -a -G {team} $m; done")
+    reader = None
+    if ctx.pick(["group-only", "reader-acl"], {"reader-acl": {"setfacl", "getfacl"}}) == "reader-acl":
+        reader = rng.choice([r for r in READERS if r not in made] or [None])
+    if reader:
+        ctx.docker_run.append(f"id -u {reader} >/dev/null 2>&1 || useradd -M -N -s /usr/sbin/nologin {reader}")
     root = ctx.claim(f"/app/shared/{team}")
     name = a.basename
     dest = f"{root}/{name}"
@@ -59,6 +84,11 @@ def _shared_build(ctx: StepContext, a: Artifact) -> Fragment:
         Check(f"Write `{members_file}` with the members of the group `{team}` as `/etc/group` lists them, sorted, one "
               f"per line.", [("members", f"assert read_lines({members_file!r}) == {members!r}")]),
     ]
+    if reader:
+        checks.append(Check(f"Give the user `{reader}`, who is not in `{team}`, read access to every file and read and "
+                            f"enter access to every folder under `{root}` through ACL entries, and the same as a "
+                            f"default ACL on every folder, without changing the modes asked for.",
+                            [("reader_acl", _READER_ACL.format(reader=reader, root=root))]))
     solve = f"""mkdir -p {root} /app/out
 chown root:{team} {root}
 chmod 2770 {root}
@@ -70,6 +100,10 @@ mv /tmp/sums {manifest}
 chgrp {team} {manifest}
 find {root} -type f -exec chmod 0660 {{}} +
 python3 -c 'import grp; print("\\n".join(sorted(grp.getgrnam("{team}").gr_mem)))' > {members_file}"""
+    if reader:     # after the chmods: X needs the final modes, and chmod would reset the ACL mask
+        solve += f"""
+setfacl -R -m u:{reader}:rX {root}
+find {root} -type d -exec setfacl -d -m u:{reader}:rX {{}} +"""
     intro = rng.choice([f"The team `{team}` needs a folder of its own for {describe(a)}.",
                         f"Share {describe(a)} with the group `{team}` and nobody else.",
                         f"Members of `{team}` will work on {describe(a)} together; set up their shared folder."])
@@ -78,5 +112,5 @@ python3 -c 'import grp; print("\\n".join(sorted(grp.getgrnam("{team}").gr_mem)))
 
 
 register(Recipe("shared-group-folder", "security-permissions", "A setgid folder shared by one group", lambda a: True,
-                seed_any, _shared_build, weight=2, universal=True, consumes="any",
+                seed_any, _shared_build, weight=2, universal=True, consumes="any", tools=("setfacl",),
                 kinds=("file-permissions", "user-accounts", "checksum-manifest")))

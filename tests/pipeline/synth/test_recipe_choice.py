@@ -43,6 +43,7 @@ BY_TOOL = [
     ("zstd", "text-processing", ("zstd",)),          # archive-recompress draws zstd for it
     ("curl", "databases", ("curl",)),
     ("openssl", "text-processing", ("openssl",)),
+    ("setfacl", "databases", ("setfacl",)),          # shared-group-folder adds a reader's ACLs for it
 ]
 
 
