@@ -277,8 +277,11 @@ def account(skill: ParsedSkill) -> RuleResult:
     else:
         hits += [Hit(h.line, True) for h in gh]
     hits.sort(key=lambda h: h.line.number)
+    # a login in a code block or an account said in words is a need; one `fix login bug` in backticks is not
     return _verdict("needs.account", hits, "needs an account or login with an outside service",
-                    "needs no account or login")
+                    "needs no account or login", core_needed=2,
+                    says_needed=lambda ln: bool(_first(ln.text, _ACCOUNT, _VENDOR_ACCOUNT)
+                                                or ln.in_code and _CLI_LOGIN.search(ln.text)))
 
 
 # documentation lookups through MCP (Context7, docs search) help write code; the work does not need them
@@ -351,7 +354,9 @@ def network_service(skill: ParsedSkill) -> RuleResult:
     if _LOCAL_CLUSTER.search(skill.raw_text):
         return passed("needs.network_service", "starts the servers it talks to itself")
     declared = [e for e in _declared_env(skill) if _NETWORK_ENV.match(e) and not credential_vars(e)]
-    hits = _hits(_lines(skill), lambda ln: None if not _may_network(ln.text) or _LOCALHOST.search(ln.text) else
+    # a CI or compose file the skill writes (`docker push`, `kubectl rollout` in its YAML) runs elsewhere
+    hits = _hits(_lines(skill), lambda ln: None if ln.in_config or not _may_network(ln.text)
+                 or _LOCALHOST.search(ln.text) else
                  _NETWORK.search(ln.text) or (_SERVER_PREREQ.search(ln.text) if ln.setup else None))
     return _verdict("needs.network_service", hits, "talks to a server it does not run (database, cluster, "
                     "broker, remote host)", "talks to no outside server", core_needed=2,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 _FENCE = re.compile(r"^\s*(```|~~~)")
+_CONFIG_LANG = re.compile(r"^\s*(```|~~~)\s*(ya?ml|json|jsonc|toml|hcl|terraform|tf|ini|xml|dockerfile|properties)\b", re.I)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 
 # The skill works without it: an optional extra, a fallback, a feature one may switch on.
@@ -54,6 +55,7 @@ class Line:
     secondary: bool      # in a section that is not the core workflow
     setup: bool          # in a prerequisites / set-up / configuration section
     advice: bool         # warns about the thing rather than using it
+    in_config: bool = False  # in a YAML / JSON / TOML / HCL block: a file the skill writes, not commands it runs
 
 
 @lru_cache(maxsize=4)   # every rule of one skill reads the same text, one after the other
@@ -62,13 +64,14 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
     front_end = _front_matter_end(lines)
     out: list[Line] = []
     headings: list[tuple[int, str]] = []
-    in_code = False
+    in_code = in_config = False
     recent: list[str] = []   # the last few prose or comment lines, for "Optional:" lead-ins
     last_heading, flags = None, (False, False, False, False)
     for i, text in enumerate(lines, start=1):
         in_front = i <= front_end
         if not in_front and _FENCE.match(text):
             in_code = not in_code
+            in_config = in_code and bool(_CONFIG_LANG.match(text))
             out.append(Line(i, text, _path(headings), True, False, False, False, False, False))
             continue
         m = None if in_code or in_front else _HEADING.match(text)
@@ -86,7 +89,7 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
         # "Optional:" or "# optional, for X" just above applies to this line
         lead_in = bool(recent) and _is_lead_in(recent[-1]) and bool(OPTIONAL.search(recent[-1]))
         optional = section_optional or lead_in
-        out.append(Line(i, text, heading, in_code, in_front, optional, secondary, setup, advice))
+        out.append(Line(i, text, heading, in_code, in_front, optional, secondary, setup, advice, in_code and in_config))
         if text.strip():
             recent.append(text)
             recent = recent[-2:]

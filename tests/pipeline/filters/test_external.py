@@ -425,3 +425,20 @@ def test_one_bare_token_in_an_example_is_a_remark_and_no_keys_required_is_no_nee
     assert_passes(external.api_key(free), "needs.api_key")
     needed = make_skill("Run `LINEAR_API_KEY=xxx npx tsx scripts/bulk-create.ts issues.csv`.")
     assert external.api_key(needed).outcome == Outcome.FAIL   # setting the key is a need, said once
+
+
+def test_a_ci_file_the_skill_writes_and_a_branch_name_are_not_outside_needs():
+    ci = make_skill("""
+        ## Steps
+        1. Write `.gitlab-ci.yml`:
+           ```yaml
+           deploy:
+             script:
+               - docker push $IMAGE_NAME:$IMAGE_TAG
+               - kubectl rollout status deployment/web
+           ```
+        2. Validate it: `gitlab-ci-lint .gitlab-ci.yml`.
+    """, steps="")
+    assert_passes(external.network_service(ci), "needs.network_service")
+    branch = make_skill("Name branches after the task: `fix login bug` becomes `fix/login-bug`.")
+    assert external.account(branch).outcome == Outcome.PASS
