@@ -224,58 +224,71 @@ register(Recipe("checksum-audit", "security-permissions", "Audit files against a
                 seed_any, _audit_build, weight=2, universal=True, consumes="any", kinds=("checksum-manifest", "directory-tree")))
 
 
-# --- hmac-verify ---------------------------------------------------------------------------------
-# A drop folder whose sender signs each file with HMAC-SHA256 under a shared key: only files whose
-# signature matches go on. openssl computes the HMAC; the tests recompute it with Python's hmac.
+# --- signed-drop-verify --------------------------------------------------------------------------
+# A drop folder whose sender signs each file: with HMAC-SHA256 under a shared key (openssl dgst
+# -hmac; the tests recompute it with Python's hmac), or, for a gpg skill, with detached GnuPG
+# signatures made at image build time (the signing keys are deleted there, only the public key is
+# left; the statuses are fixed by how the image signs, so the tests need no gpg).
+
+DROP_NAMES = ["invoice-0412.csv", "orders.json", "stock.txt", "prices.csv", "manifest.ini", "notes.md", "release.txt",
+              "customers.csv"]
+EDIT = "# edited after signing\n"
+_GEN_KEY = "gpg --batch --quiet --passphrase '' --quick-gen-key 'Release Team <release@example.test>' ed25519 sign never"
+
 
 def seed_signed_drop(ctx: StepContext) -> Artifact:
     rng = ctx.rng
+    how = ctx.pick(["gpg", "hmac"], {"hmac": {"openssl"}, "gpg": {"gpg", "gpgv"}})
     root = ctx.claim(rng.choice(["/app/incoming", "/app/drop", "/app/inbox"]))
-    keyfile = ctx.claim(rng.choice(["/app/keys/drop.key", "/app/secrets/hmac.key", "/app/keys/partner.key"]))
-    key = f"{rng.getrandbits(128):032x}"
+    keyfile = ctx.claim(rng.choice(["/app/keys/drop", "/app/secrets/partner", "/app/keys/partner"])
+                        + (".key" if how == "hmac" else ".asc"))
     prod = rng.choice(PRODUCTS)
-    names = sorted(rng.sample(["invoice-0412.csv", "orders.json", "stock.txt", "prices.csv", "manifest.ini",
-                               "notes.md", "release.txt", "customers.csv"], rng.randint(5, 7)))
+    names = sorted(rng.sample(DROP_NAMES, rng.randint(5, 7)))
     bodies = {n: f"{prod} {n} {rng.randint(1000, 99999)}\n" * rng.randint(1, 4) for n in names}
     tampered, forged, unsigned = rng.sample(names, 3)
-    lines = []
+    if how == "hmac":
+        key = f"{rng.getrandbits(128):032x}"
+        lines = []
+        for n in names:
+            if n != unsigned:
+                sig_key = f"{rng.getrandbits(128):032x}" if n == forged else key
+                lines.append(f"{hmac.new(sig_key.encode(), bodies[n].encode(), hashlib.sha256).hexdigest()}  {n}\n")
+        ctx.add_input(f"{root}/SIGNATURES", "".join(lines))
+        ctx.add_input(keyfile, key + "\n")
+    signed = [n for n in names if n not in (unsigned, forged)]
     for n in names:
-        if n == unsigned:
-            continue
-        sig_key = f"{rng.getrandbits(128):032x}" if n == forged else key
-        lines.append(f"{hmac.new(sig_key.encode(), bodies[n].encode(), hashlib.sha256).hexdigest()}  {n}\n")
-    ctx.add_input(f"{root}/SIGNATURES", "".join(lines))
-    ctx.add_input(keyfile, key + "\n")
-    for n in names:
-        ctx.add_input(f"{root}/{n}", bodies[n] + ("# edited after signing\n" if n == tampered else ""))
+        ctx.add_input(f"{root}/{n}", bodies[n] + (EDIT if n == tampered and how == "hmac" else ""))
+    if how == "gpg":
+        # forged: a look-alike key with the same user id, which the public key file does not hold
+        ctx.docker_run.append(
+            f"export GNUPGHOME=/tmp/wb-sign && mkdir -m 700 -p /tmp/wb-sign /tmp/wb-forge && {_GEN_KEY} "
+            f"&& GNUPGHOME=/tmp/wb-forge {_GEN_KEY} && mkdir -p {keyfile.rsplit('/', 1)[0]} "
+            f"&& gpg --armor --export > {keyfile} "
+            f"&& for f in {' '.join(signed)}; do gpg --batch --detach-sign -o {root}/$f.sig {root}/$f; done "
+            f"&& GNUPGHOME=/tmp/wb-forge gpg --batch --detach-sign -o {root}/{forged}.sig {root}/{forged} "
+            f"&& printf '{EDIT.strip()}\\n' >> {root}/{tampered} && gpgconf --kill all "
+            f"&& GNUPGHOME=/tmp/wb-forge gpgconf --kill all && rm -rf /tmp/wb-sign /tmp/wb-forge")
     status = {n: "unsigned" if n == unsigned else "bad-signature" if n in (tampered, forged) else "valid" for n in names}
-    return Artifact("tree", root, fmt="dir", flavor="signed-drop", label="drop",
-                    files=tuple((n, (bodies[n] + ("# edited after signing\n" if n == tampered else "")).encode())
-                                for n in names),
+    return Artifact("tree", root, fmt=how, flavor="signed-drop", label="drop",
+                    files=tuple((n, (bodies[n] + (EDIT if n == tampered else "")).encode()) for n in names),
                     lines=(keyfile, *(f"{n}\t{status[n]}" for n in names)))
 
 
-def _hmac_build(ctx: StepContext, a: Artifact) -> Fragment:
+def _signed_drop_build(ctx: StepContext, a: Artifact) -> Fragment:
     rng = ctx.rng
     root, keyfile = a.path, a.lines[0]
     status = dict(x.split("\t") for x in a.lines[1:])
     verified = ctx.claim(rng.choice(["/app/verified", "/app/accepted", "/app/trusted"]))
-    report = ctx.claim(f"/app/out/{rng.choice(['signatures', 'hmac_check', 'drop_verification'])}.csv")
+    report = ctx.claim(f"/app/out/{rng.choice(['signatures', 'signature_check', 'drop_verification'])}.csv")
     rows = [[n, status[n]] for n in sorted(status)]
     kept = tuple((n, d) for n, d in a.files if status[n] == "valid")
     digests = {n: hashlib.sha256(d).hexdigest() for n, d in kept}
-    checks = [
-        Check(f"Write `{report}` as a CSV file with the header `file,status` and one row per file in `{root}` other "
-              f"than `SIGNATURES`, where `status` is `valid` when the file's HMAC-SHA256 under the key in `{keyfile}` "
-              f"(its text without the line ending) equals the hex digest `{root}/SIGNATURES` gives for it, "
-              f"`bad-signature` when it differs and `unsigned` when the file is not listed, ordered by `file`.",
-              [("report", f"cols, rows = read_table({report!r})\nassert cols == ['file', 'status']\n"
-                          f"check_rows(rows, cols, {rows!r})")]),
-        Check(f"Copy exactly the `valid` files into `{verified}`, unchanged.",
-              [("verified", f"assert files_under({verified!r}) == {sorted(digests)!r}\n"
-                            f"for n, d in {digests!r}.items():\n    assert sha256_of(Path({verified!r}) / n) == d, n")]),
-    ]
-    solve = f"""mkdir -p {verified} /app/out
+    if a.fmt == "hmac":
+        rule = (f"one row per file in `{root}` other than `SIGNATURES`, where `status` is `valid` when the file's "
+                f"HMAC-SHA256 under the key in `{keyfile}` (its text without the line ending) equals the hex digest "
+                f"`{root}/SIGNATURES` gives for it, `bad-signature` when it differs and `unsigned` when the file is "
+                f"not listed")
+        solve = f"""mkdir -p {verified} /app/out
 key=$(cat {keyfile})
 echo file,status > {report}
 for f in $(ls {root} | grep -v '^SIGNATURES$' | sort); do
@@ -286,14 +299,38 @@ for f in $(ls {root} | grep -v '^SIGNATURES$' | sort); do
   else s=bad-signature; fi
   echo "$f,$s" >> {report}
 done"""
-    intro = rng.choice([f"A partner drops files in `{root}` and signs each one with a shared HMAC key.",
-                        f"Files in `{root}` come with HMAC-SHA256 signatures; some were altered or never signed.",
-                        f"Before anything in `{root}` is used, its signatures must be checked against the shared key."])
-    title = rng.choice(["Verify the signed drop", "Check HMAC signatures", "Accept only signed files"])
+    else:
+        rule = (f"one row per file in `{root}` that is not a `.sig` file, where `status` is `valid` when its detached "
+                f"signature `<file>.sig` verifies with the public key in `{keyfile}` and no other key, `bad-signature` "
+                f"when it does not and `unsigned` when there is no `.sig` file")
+        solve = f"""mkdir -p {verified} /app/out
+export GNUPGHOME=$(mktemp -d)
+gpg --batch --quiet --import {keyfile}
+echo file,status > {report}
+for f in $(ls {root} | grep -v '\\.sig$' | sort); do
+  if [ ! -e "{root}/$f.sig" ]; then s=unsigned
+  elif gpg --batch --quiet --verify "{root}/$f.sig" "{root}/$f" 2>/dev/null; then s=valid; cp "{root}/$f" {verified}/
+  else s=bad-signature; fi
+  echo "$f,$s" >> {report}
+done
+gpgconf --kill all"""
+    checks = [
+        Check(f"Write `{report}` as a CSV file with the header `file,status` and {rule}, ordered by `file`.",
+              [("report", f"cols, rows = read_table({report!r})\nassert cols == ['file', 'status']\n"
+                          f"check_rows(rows, cols, {rows!r})")]),
+        Check(f"Copy exactly the `valid` files into `{verified}`, unchanged.",
+              [("verified", f"assert files_under({verified!r}) == {sorted(digests)!r}\n"
+                            f"for n, d in {digests!r}.items():\n    assert sha256_of(Path({verified!r}) / n) == d, n")]),
+    ]
+    kind = "HMAC-SHA256 signatures" if a.fmt == "hmac" else "detached GnuPG signatures"
+    intro = rng.choice([f"A partner drops files in `{root}` and signs each one ({kind}).",
+                        f"Files in `{root}` come with {kind}; some were altered or never signed.",
+                        f"Before anything in `{root}` is used, its {kind} must be checked."])
+    title = rng.choice(["Verify the signed drop", "Check the signatures", "Accept only signed files"])
     return Fragment(title, intro, checks, solve, Artifact("tree", verified, fmt="dir", files=kept, label="verified"))
 
 
-register(Recipe("hmac-verify", "security-permissions", "Verify HMAC-signed files with openssl",
-                lambda a: a.kind == "tree" and a.flavor == "signed-drop", seed_signed_drop, _hmac_build, weight=2,
-                consumes="its own signed drop folder (starts a path)", tools=("openssl",),
-                kinds=("checksum-manifest", "directory-tree")))
+register(Recipe("signed-drop-verify", "security-permissions", "Verify signed files with openssl HMAC or gpg",
+                lambda a: a.kind == "tree" and a.flavor == "signed-drop", seed_signed_drop, _signed_drop_build,
+                weight=2, consumes="its own signed drop folder (starts a path)", tools=("openssl", "gpg"),
+                kinds=("checksum-manifest", "gpg-key", "directory-tree")))

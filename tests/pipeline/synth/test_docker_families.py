@@ -43,7 +43,7 @@ CHAINS = [
     ["loopback-api-probe", "group-aggregate", "daemon-control", "git-hook-guard"],
     ["markdown-link-check", "records-html-table"], ["html-table-extract", "markdown-report", "markdown-index"],
     ["markdown-outline", "json-convert"],
-    ["archive-recompress", "json-convert"], ["hmac-verify", "organise-by-extension"],
+    ["archive-recompress", "json-convert"], ["signed-drop-verify", "organise-by-extension"],
 ]
 
 

@@ -44,6 +44,7 @@ BY_TOOL = [
     ("curl", "databases", ("curl",)),
     ("openssl", "text-processing", ("openssl",)),
     ("setfacl", "databases", ("setfacl",)),          # shared-group-folder adds a reader's ACLs for it
+    ("gpg", "text-processing", ("gpg",)),            # signed-drop-verify signs with gpg at image build for it
 ]
 
 
@@ -87,13 +88,14 @@ def test_zstd_skill_is_told_apart_from_a_log_skill():
 
 
 def test_a_skill_that_no_family_fits_is_reported_not_replaced():
-    gpg = step("sign-release-with-gpg", "security-permissions", ("gpg", "gpgv"), consumes=("gpg-key",))
+    # (gpg was the example until the image got gnupg: signed-drop-verify runs it now)
+    kube = step("roll-out-with-kubectl", "security-permissions", ("kubectl", "helm"), consumes=("container-image",))
     with pytest.raises(NoRecipeError) as err:
-        synthesize_task([plain("databases", 0), gpg], 1, BASE)
+        synthesize_task([plain("databases", 0), kube], 1, BASE)
     msg = str(err.value)
-    assert msg.startswith("no offline recipe for sign-release-with-gpg: needs ")
-    assert "gpg" in msg and "gpg-key" in msg
-    assert err.value.skill_name == "sign-release-with-gpg"
+    assert msg.startswith("no offline recipe for roll-out-with-kubectl: needs ")
+    assert "kubectl" in msg and "container-image" in msg
+    assert err.value.skill_name == "roll-out-with-kubectl"
 
 
 def test_plumbing_alone_is_no_evidence_and_falls_back_to_the_category():
