@@ -180,15 +180,16 @@ def _probe_build(ctx: StepContext, a: Artifact) -> Fragment:
 python3 {root}/api_server.py --port {port} &
 server=$!
 base=http://127.0.0.1:{port}
-for _ in $(seq 100); do
-  curl -s -o /dev/null --max-time 1 "$base/health" && break
+for _ in $(seq 100); do    # listening yet? (ss: the socket table, no request sent)
+  ss -ltnH "sport = :{port}" | grep -q LISTEN && break
   sleep 0.1
 done
 # curl follows no redirect unless told (-L): a 301 is reported as such
 echo path,status > {probe_csv}
 while read -r p; do
   [ -n "$p" ] || continue
-  echo "$p,$(curl -s -o /dev/null -w '%{{http_code}}' "$base$p")" >> {probe_csv}
+  code=$(curl -s -o /dev/null -w '%{{http_code}}' "$base$p")
+  echo "$p,$code" >> {probe_csv}
 done < {root}/probe_paths.txt
 python3 - <<'PY'
 import http.client, json

@@ -45,6 +45,7 @@ BY_TOOL = [
     ("openssl", "text-processing", ("openssl",)),
     ("setfacl", "databases", ("setfacl",)),          # shared-group-folder adds a reader's ACLs for it
     ("gpg", "text-processing", ("gpg",)),            # signed-drop-verify signs with gpg at image build for it
+    ("ss", "databases", ("ss",)),                    # loopback-api-probe waits for its socket with ss -ltn
 ]
 
 
