@@ -38,6 +38,7 @@ class CurationScores:
     confusion: dict[str, dict[str, int]] = field(default_factory=dict)  # label reason -> predicted -> n
     false_accept_paths: list[str] = field(default_factory=list)
     wrong_reason: list[tuple[str, str, str]] = field(default_factory=list)  # (path, label, predicted)
+    missing_paths: list[str] = field(default_factory=list)   # labelled, not in the export (not ingested?)
 
 
 def _parts(path: str) -> tuple[str, ...]:
@@ -98,7 +99,8 @@ def score(rows: Iterable[Mapping], labels: Iterable[Mapping]) -> CurationScores:
         correct_rejections=len(rejected), reason_right_count=len(right),
         confusion=confusion_table(outcomes),
         false_accept_paths=[o.path for o in fp],
-        wrong_reason=[(o.path, o.label_reason, o.predicted) for o in rejected if o.predicted != o.label_reason])
+        wrong_reason=[(o.path, o.label_reason, o.predicted) for o in rejected if o.predicted != o.label_reason],
+        missing_paths=[o.path for o in outcomes if o.predicted == MISSING])
 
 
 def confusion_lines(table: Mapping[str, Mapping[str, int]]) -> list[str]:

@@ -65,6 +65,9 @@ def report_lines(s: CurationScores) -> list[str]:
              f"reason right          {_fmt(s.reason_right)} "
              f"({s.reason_right_count} of {s.correct_rejections} correct rejections)",
              "", *confusion_lines(s.confusion)]
+    if s.missing_paths:   # "78 found" alone did not say which two or why
+        lines += ["", "labelled, but no skill has that path (not ingested? the ingest report and the "
+                      "Overview page list what was not):", *(f"  {p}" for p in s.missing_paths)]
     if s.false_accept_paths:
         lines += ["", "wrongly accepted:", *(f"  {p}" for p in s.false_accept_paths)]
     if s.wrong_reason:

@@ -45,6 +45,7 @@ def test_precision_recall_and_reason_right():
     assert s.reason_right == pytest.approx(3 / 4)
     assert s.false_accept_paths == ["a/notion"]
     assert s.wrong_reason == [("b/k8s", "needs_network_service", "needs_account")]
+    assert s.missing_paths == ["a/never-ingested"]
 
 
 def test_confusion_table_has_label_reasons_down_and_predictions_across():

@@ -38,6 +38,10 @@ def test_evaluate_prints_scores_and_the_confusion_table(demo_workspace, tmp_path
     assert "precision of accepted 1.000" in r.stdout and "recall of accepted    0.500" in r.stdout
     assert "reason right          0.500 (1 of 2 correct rejections)" in r.stdout
     assert "databases/pinecone-vector-upsert: needs_account -> paid_service" in r.stdout
+    # the label no skill matches is named, with where to look
+    lines = r.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("labelled, but no skill has that path"))
+    assert lines[at + 1] == "  nowhere/not-in-the-corpus"
 
 
 def test_evaluate_scores_a_saved_export_file_too(demo_workspace, tmp_path):
