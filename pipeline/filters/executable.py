@@ -36,6 +36,19 @@ _ONLY_ELSEWHERE = compile_all(
     r"\b(only|just)\s+(works|runs|available)\s+on\s+(macos|mac|windows)\b",
     r"\brequires\s+(macos|a mac|windows)\b",
 )
+# Apple's SDKs (Xcode, UIKit/SwiftUI, the iOS simulator, CocoaPods) exist only on macOS: work
+# that builds or runs an iOS or macOS app cannot be verified in a Linux container, even when
+# part of it (TypeScript, Kotlin) is portable. Two distinct signs, so one passing mention is not enough.
+_APPLE_SDK = {
+    "Xcode": re.compile(r"\bxcode(build)?\b|\.xcodeproj\b|\.xcworkspace\b", re.I),
+    "the iOS simulator": re.compile(r"\bxcrun\b|\bsimctl\b|\bios simulator\b", re.I),
+    "CocoaPods": re.compile(r"\bpod\s+install\b|\bcocoapods\b|\bpodfile\b", re.I),
+    "Apple UI frameworks": re.compile(r"\b(uikit|swiftui|appkit)\b", re.I),
+    "an iOS app delegate": re.compile(r"\b(app|ui)delegate\b", re.I),
+    "Swift for iOS": re.compile(r"\bswift\s*\(ios\)|\bios\b.{0,40}\bswift\b|\bswift\b.{0,40}\bios\b", re.I),
+    "App Store tooling": re.compile(r"\btestflight\b|\bapp store connect\b", re.I),
+}
+_INTRO_LINES = 25  # front matter and opening paragraph: an iOS section deep in a web skill is not its core
 _LINUX_INSTALL = re.compile(r"\b(apt(-get)?|dnf|yum|pacman|apk)\s+(-\S+\s+)*install\b")
 _LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
 
@@ -65,6 +78,12 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
     said = find_lines(skill.raw_text, _ONLY_ELSEWHERE)
     if said:
         return from_hits("executable.os", Outcome.FAIL, "says it runs only on macOS or Windows", said)
+    apple = _apple_sdk_signs(skill.raw_text)
+    if len(apple) >= 2 and min(n for n, _ in apple.values()) <= _INTRO_LINES:
+        return RuleResult("executable.os", Outcome.FAIL,
+                          "builds for Apple platforms, whose SDKs run only on macOS — "
+                          + "; ".join(f"{what} (line {n}: {text})" for what, (n, text) in list(apple.items())[:3]),
+                          f"SKILL.md:{min(n for n, _ in apple.values())}")
     hits = find_lines(skill.raw_text, _NON_LINUX, limit=8)
     if _LINUX_INSTALL.search(skill.raw_text):
         # `brew install` as a fallback next to apt is a portable skill, not a macOS one
@@ -72,6 +91,16 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
     if len(hits) >= 2:
         return from_hits("executable.os", Outcome.FAIL, "macOS- or Windows-only commands", hits[:3])
     return passed("executable.os", "runs on Linux")
+
+
+def _apple_sdk_signs(text: str) -> dict[str, tuple[int, str]]:
+    """Each kind of Apple-SDK sign the text shows, with its first line."""
+    found: dict[str, tuple[int, str]] = {}
+    for n, line in enumerate(text.splitlines(), start=1):
+        for what, pattern in _APPLE_SDK.items():
+            if what not in found and pattern.search(line):
+                found[what] = (n, line.strip()[:160])
+    return found
 
 
 def binaries(skill: ParsedSkill) -> RuleResult:

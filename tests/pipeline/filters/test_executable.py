@@ -296,3 +296,31 @@ def test_paid_service_flags_a_login_to_a_private_network_host():
 def test_paid_service_passes_loopback_and_public_documentation_addresses():
     skill = make_skill("Test with `ssh -p 2222 tester@127.0.0.1` and `curl http://203.0.113.5/` in the docs.")
     assert_passes(executable.paid_service(skill), "executable.paid_service")
+
+
+def test_os_flags_a_skill_that_builds_an_ios_app():
+    skill = make_skill(description="Write a native module for a mobile app in Swift (iOS) and Kotlin.", extra="""
+        Register the module in the AppDelegate and rebuild.
+
+        ```bash
+        npx pod-install
+        ```
+    """)
+    res = executable.operating_system(skill)
+    assert res.outcome == Outcome.FAIL and res.rule == "executable.os"
+    assert "Apple platforms" in res.evidence and "Swift for iOS" in res.evidence
+    assert "an iOS app delegate" in res.evidence
+    assert res.location == f"SKILL.md:{line_of(skill, 'Swift (iOS)')}"
+
+
+def test_os_passes_server_swift_and_an_ios_section_deep_in_a_web_skill():
+    server_swift = make_skill(description="Build a Vapor web service in Swift on Linux.", extra="""
+        ```bash
+        swift build && swift test
+        ```
+    """)
+    assert_passes(executable.operating_system(server_swift), "executable.os")
+    filler = "\n".join(f"- browser step {i}: `agent open https://localhost:{8000 + i}`" for i in range(30))
+    web = make_skill(extra=filler + "\n\n### Mobile Safari (optional)\n"
+                     "On a Mac with Xcode, list devices with `xcrun simctl list`.\n")
+    assert_passes(executable.operating_system(web), "executable.os")
