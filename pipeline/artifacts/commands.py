@@ -10,6 +10,7 @@ import re
 from pipeline.artifacts import vocabulary as voc
 from pipeline.artifacts.refs import CODE, Collector
 from pipeline.binaries import KNOWN_BINS
+from pipeline.shell_syntax import is_redirect, names_file, simple_commands
 
 _OUT_FLAGS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--out-file", "-O", "--target",
                         "--dest", "--destination", "--save", "--export", "--write", "-w"})
@@ -29,30 +30,33 @@ _TOOLISH = re.compile(r"^[a-z][a-z0-9_.+-]{1,30}$")
 _SINGLE_QUOTED = re.compile(r"'[^']*'")
 _DOUBLE_QUOTED = re.compile(r'"([^"]*)"')
 _PLAIN_WORD = re.compile(r"^[^\s|;&<>]*$")
-_SPLIT_CMD = re.compile(r"\s*(?:&&|\|\||;|\|(?!\|))\s*")
 _INTERPRETERS = frozenset({"python", "python3", "node", "bash", "sh", "zsh", "ruby", "perl", "deno", "bun",
                            "uv", "npx", "tsx", "ts-node"})
 
 
 def commands(line: str) -> list[list[str]]:
+    """The simple commands of a shell line as tokens for reading roles: a quoted program (a jq
+    filter, an awk script) is one blank argument, a redirection that names a file is `>` or `<`."""
     line = line.strip()
     if line[:2] in ("$ ", "% ", "> "):   # a prompt
         line = line[2:]
-    line = re.sub(r"\s#\s.*$", "", line)
-    if "$(" in line or "`" in line:    # a command substitution is a command of its own
-        line = line.replace("$(", " ; ").replace("`", " ; ")
-    if "'" in line or '"' in line:
-        # a quoted program (a jq filter, an awk script) is one argument, not commands or files
-        line = _SINGLE_QUOTED.sub("''", line)
-        line = _DOUBLE_QUOTED.sub(lambda m: m.group(1) if _PLAIN_WORD.match(m.group(1)) else '""', line)
     out = []
-    for seg in _SPLIT_CMD.split(line):
-        toks = seg.split()
+    for cmd in simple_commands(line):
+        toks = [_role_token(t) for t in cmd if not is_redirect(t) or names_file(t)]
         while toks and (toks[0] in _SKIP_PREFIX or ("=" in toks[0] and not toks[0].startswith("-"))):
             toks = toks[1:]
         if toks:
             out.append(toks)
     return out
+
+
+def _role_token(tok: str) -> str:
+    if tok[0] in "<>0123456789&" and is_redirect(tok):
+        return ">" if ">" in tok else "<"
+    if "'" in tok or '"' in tok:
+        tok = _SINGLE_QUOTED.sub("''", tok)
+        tok = _DOUBLE_QUOTED.sub(lambda m: m.group(1) if _PLAIN_WORD.match(m.group(1)) else '""', tok)
+    return tok
 
 
 def _command_key(toks: list[str]) -> tuple[str, str]:

@@ -17,11 +17,11 @@ from bisect import bisect_right
 
 from pipeline.artifacts import vocabulary as voc
 from pipeline.artifacts.commands import commands, is_tool, record_command
+from pipeline.shell_syntax import markdown_lines
 from pipeline.artifacts.refs import CODE, FILE, INPUT_SECTION, WORD, ArtifactRef, Collector, SkillArtifacts
 
 __all__ = ["ArtifactRef", "SkillArtifacts", "extract"]   # the data types live in refs.py
 
-_FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
 _SHELL_LANGS = frozenset({"", "bash", "sh", "shell", "console", "zsh", "terminal", "shell-session", "shellsession",
                           "fish", "cmd", "powershell", "ps1", "text", "sh-session"})
 _LOOPBACK_URL = re.compile(r"https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\])(?::\d+)?")
@@ -211,35 +211,18 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
     _prose(c, [(None, str(item), "consumes") for item in inputs] + [(None, str(item), "produces") for item in outputs],
            INPUT_SECTION, INPUT_SECTION)
     prose: list[tuple[int | None, str, str | None]] = []
-    pending: list[str] = []
     lines = raw_text.splitlines()
-    fence: str | None = None
-    lang = ""
     section_role: str | None = None
-    for n in range(_body_start(lines), len(lines)):
-        text = lines[n]
-        m = _FENCE.match(text) if "``" in text or "~~" in text else None
-        if m:
-            if fence is None:
-                fence, lang = m.group(1)[:3], m.group(2).lower()
-            elif m.group(1).startswith(fence):
-                fence = None
-            continue
-        if fence is not None:
+    for n, text, lang in markdown_lines(lines, _body_start(lines), _SHELL_LANGS):
+        if lang is not None:
             if lang in _SHELL_LANGS:
-                stripped = text.strip()
-                if stripped.endswith("\\"):      # continued: the next line holds more arguments
-                    pending.append(stripped[:-1])
-                    continue
-                if pending:
-                    stripped, pending = " ".join(pending + [stripped]), []
-                if stripped and not stripped.startswith("#"):
-                    if _has_loopback(stripped.lower()):
-                        c.add("consumes", "http-service", None, CODE, stripped, n + 1)
-                    for toks in commands(stripped):
-                        record_command(c, toks, stripped, n + 1, strict=lang in ("", "text", "console"))
+                if text and not text.startswith("#"):
+                    if _has_loopback(text.lower()):
+                        c.add("consumes", "http-service", None, CODE, text, n)
+                    for toks in commands(text):
+                        record_command(c, toks, text, n, strict=lang in ("", "text", "console"))
             else:
-                _code_other(c, text, lang, n + 1)
+                _code_other(c, text, lang, n)
             continue
         if text.lstrip().startswith("#"):
             head = text.lstrip("# ").strip()
@@ -252,8 +235,8 @@ def extract(raw_text: str, *, bins=(), inputs=(), outputs=()) -> SkillArtifacts:
             toks = code.split()
             if len(toks) >= 2 and is_tool(toks[0], c.bins, strict=True):
                 for cmd in commands(code):
-                    record_command(c, cmd, text, n + 1, strict=True)
-        prose.append((n + 1, text, section_role))
+                    record_command(c, cmd, text, n, strict=True)
+        prose.append((n, text, section_role))
     _prose(c, prose)
     return c.result()
 

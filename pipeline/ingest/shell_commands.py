@@ -4,23 +4,24 @@ asks "which commands does this skill run?"."""
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from pipeline.binaries import KNOWN_BINS
 from pipeline.ingest.skill_markdown import _FM as FRONT_MATTER
+from pipeline.shell_syntax import is_redirect, markdown_lines, names_file, simple_commands, unquote
 
 # Fence languages whose every line is a command; unlabelled and text blocks hold output as
 # often as commands, so there only a prompt or a known program makes a line a command.
 SHELL_LANGS = {"bash", "sh", "shell", "zsh", "fish", "ksh", "console", "terminal", "shell-session",
                "shellsession", "shellscript", "cli", "command", "commands"}
 _PLAIN_LANGS = {"", "text", "txt", "plain", "plaintext"}
-_FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
+_CODE_LANGS = frozenset(SHELL_LANGS | _PLAIN_LANGS)
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)])\s+(.+)$")
 _PROMPT = re.compile(r"^(?:\$|❯|>>>|%)\s+")
 _PROGRAM = re.compile(r"^(?:\.{0,2}/)?[A-Za-z0-9_][\w.+/-]*$")
+_SLASH_COMMAND = re.compile(r"^/[\w-]+(?:\s|$)")
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 _PLACEHOLDER = re.compile(r"^(\[.*\]|<.*>|\{\w[^}]*\}|\.\.\.|…|\[?options?\]?|\[?command\]?)$", re.I)
 _HELP_ARGS = {"--help", "-h", "help", "--version", "-v", "-V", "version"}
@@ -61,8 +62,6 @@ rake rails php composer tox nox ruff black isort flake8 mypy pyright pylint esli
 jest playwright wrangler hugo jekyll mkdocs sphinx-build cmake ninja bazel meson conda mamba poetry
 pip pip3 rg fd fzf bat delta exa eza jj hg svn kustomize skaffold argocd flux istioctl velero
 """.split())
-_SEPARATOR = re.compile(r"^[|&;]+$")
-_REDIRECT = re.compile(r"^\d?[<>][<>&]?$")
 _PREFIXES = {"sudo", "env", "time", "nohup", "exec", "command", "-E"}
 
 
@@ -102,39 +101,21 @@ def shell_commands(text: str, known: Iterable[str] = ()) -> list[ShellCommand]:
 
 def _scan(lines: list[str], start: int, known_set: set[str]) -> list[ShellCommand]:
     out: list[ShellCommand] = []
-    fence: str | None = None   # the language of the open fence, None outside fences
-    pending: tuple[int, str] | None = None  # a line continued with a backslash
-    for i in range(start, len(lines)):
-        line = lines[i]
-        f = _FENCE.match(line)
-        if f:
-            fence = f.group(2).lower() if fence is None else None
-            pending = None
-            continue
-        if fence is not None:
-            if fence not in SHELL_LANGS and fence not in _PLAIN_LANGS:
-                continue
-            if pending:
-                pending = (pending[0], pending[1] + " " + line.strip())
-            else:
-                pending = (i, line.strip())
-            if pending[1].endswith("\\"):
-                pending = (pending[0], pending[1][:-1].rstrip())
-                continue
-            n, joined = pending
-            pending = None
-            cmd = _code_line(joined, n + 1, fence, known_set)
-            if cmd:
-                out.append(cmd)
+    for n, line, lang in markdown_lines(lines, start, _CODE_LANGS):
+        if lang is not None:
+            if lang in _CODE_LANGS:
+                cmd = _code_line(line, n, lang, known_set)
+                if cmd:
+                    out.append(cmd)
             continue
         spans = _INLINE.findall(line)
         for span in spans:
-            cmd = _command(span, i + 1, "inline", known_set, strict=True)
+            cmd = _command(span, n, "inline", known_set, strict=True)
             if cmd:
                 out.append(cmd)
         item = _LIST_ITEM.match(line)
         if item and not spans:
-            cmd = _command(item.group(1), i + 1, "list", known_set, strict=True, prose_check=True)
+            cmd = _command(item.group(1), n, "list", known_set, strict=True, prose_check=True)
             if cmd:
                 out.append(cmd)
     return out
@@ -167,14 +148,17 @@ def _command(text: str, n: int, where: str, known: set[str], *, strict: bool,
     text = _PROMPT.sub("", text.strip()).strip()
     if where != "code" and text.endswith(("\\", " ^")):
         return None  # a scraped first line of a continued command: the rest is missing
-    words = _split(text)
-    if not words:
+    if where != "code" and _SLASH_COMMAND.match(text):
+        return None  # `/blog translate <file>`: an agent's slash command, not a program on a path
+    cmds = [[unquote(t) for t in cmd] for cmd in simple_commands(text)]
+    if not cmds:
         return None
+    words = [w for cmd in cmds for w in cmd]
     # `export X="dyff between …"`, `alias d='…'`: the value is the command
-    if words[0] in ("export", "alias") and len(words) == 2 and "=" in words[1]:
+    if len(cmds) == 1 and words[0] in ("export", "alias") and len(words) == 2 and "=" in words[1]:
         inner = _command(words[1].split("=", 1)[1], n, where, known, strict=True)
         return inner
-    programs, first_args = _pipeline(words)
+    programs, first_args = _pipeline(cmds)
     if not programs:
         return None
     program = programs[0]
@@ -200,38 +184,27 @@ def _reads_as_prose(text: str, words: list[str]) -> bool:
     return any(re.fullmatch(r"[A-Z][a-z]+[,.:;]?", w) for w in bare)
 
 
-def _pipeline(words: list[str]) -> tuple[list[str], tuple[str, ...] | None]:
+def _pipeline(cmds: list[list[str]]) -> tuple[list[str], tuple[str, ...] | None]:
     """The programs of `a … | b … && c …` and the first one's arguments (redirections left out)."""
     programs: list[str] = []
     first_args: tuple[str, ...] | None = None
-    segment: list[str] = []
-    skip_next = False
-
-    broken = False
-
-    def close() -> None:
-        nonlocal first_args, broken
-        seg = list(segment)
+    for cmd in cmds:
+        seg, skip_next = [], False
+        for w in cmd:
+            if skip_next:
+                skip_next = False
+            elif is_redirect(w):
+                skip_next = names_file(w)   # `> out.json` names a file; `2>&1` does not
+            else:
+                seg.append(w)
         while seg and (seg[0] in _PREFIXES or _ASSIGN.match(seg[0])):
             seg = seg[1:]
-        if seg and _PROGRAM.match(seg[0]) and (programs or not broken):
+        if seg and _PROGRAM.match(seg[0]):
             programs.append(seg[0] if seg[0].startswith(".") else seg[0].rsplit("/", 1)[-1])
             if first_args is None:
                 first_args = tuple(seg[1:])
         elif not programs:
-            broken = True  # `[-g] [-h] | …`: the line does not start with a program
-        segment.clear()
-
-    for w in words:
-        if skip_next:
-            skip_next = False
-        elif _SEPARATOR.match(w):
-            close()
-        elif _REDIRECT.match(w):
-            skip_next = not w.endswith("&")  # `> out.json` names a file; `2>&1` does not
-        else:
-            segment.append(w)
-    close()
+            break  # `[-g] [-h] | …`: the line does not start with a program
     return programs, first_args
 
 
@@ -239,13 +212,3 @@ def _strip_sudo(text: str) -> str:
     return re.sub(r"^(sudo\s+(-\S+\s+)*)", "", text)
 
 
-def _split(text: str) -> list[str]:
-    try:
-        lex = shlex.shlex(text, posix=True, punctuation_chars="|&;<>")
-        lex.whitespace_split = True
-        lex.commenters = ""
-        words = list(lex)
-    except ValueError:  # an unbalanced quote in an example: words are good enough
-        words = text.split()
-    cut = next((i for i, w in enumerate(words) if w.startswith("#")), len(words))
-    return words[:cut]

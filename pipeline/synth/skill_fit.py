@@ -13,6 +13,8 @@ import random
 import re
 from dataclasses import dataclass
 
+from pipeline.shell_syntax import script_commands
+
 from .recipes import REGISTRY
 from .recipes.base import Artifact, Recipe, StepContext, SynthesisError
 
@@ -95,27 +97,24 @@ class NoRecipeError(SynthesisError):
 
 
 # ---------------------------------------------------------------- what a solution runs
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1[^\n]*\n.*?\n\s*\2\s*(?=\n|$)", re.S)
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
-_SEPARATORS = re.compile(r"\|\||&&|[|;&(){}`\n]|\$\(")
-_ARITH = re.compile(r"\$\(\([^)]*\)\)")
-_FUNCTION = re.compile(r"(?m)^\s*(?:function\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*\(\)\s*\{?")
-_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PREFIXES = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "xargs", "then", "do", "else", "!"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_COMMAND_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*")
 
 
 def solution_commands(solve: str) -> set[str]:
     """The commands a bash solution runs (canonical names): the first word of every simple
     command, heredoc bodies and quoted strings left out (a jq program's `map` is no command)."""
-    text = re.sub(r"(?m)(^|\s)#.*$", r"\1", _HEREDOC.sub("\n", solve))
-    text = _ARITH.sub(" 0 ", _QUOTED.sub(" 0 ", text))
-    functions = set(_FUNCTION.findall(text))      # `norm() {`: the script's own, not a tool
+    cmds = script_commands(solve)
+    # `norm() {`, `function norm {`: the script's own, not a tool
+    functions = {c[0] for c in cmds if c[1:3] == ["(", ")"]}
+    functions |= {c[1] for c in cmds if len(c) > 1 and c[0] == "function"}
     out: set[str] = set()
-    for segment in _SEPARATORS.split(text):
-        words = segment.split()
-        while words and (words[0] in _PREFIXES or _ASSIGNMENT.match(words[0]) or words[0].startswith("-")):
+    for words in cmds:
+        while words and (words[0] in _PREFIXES or _ASSIGNMENT.match(words[0]) or words[0].startswith("-")
+                         or words[0] == "{}"):   # `xargs -I {} lsof -p {}`: the replacement string
             words = words[1:]
-        if words and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.+-]*", words[0]) and words[0] not in SHELL_WORDS \
+        if words and _COMMAND_NAME.fullmatch(words[0]) and words[0] not in SHELL_WORDS \
                 and words[0] not in functions:
             out.add(canonical_tool(words[0]))
             if words[0] == "tar":
