@@ -243,7 +243,7 @@ def seed_signed_drop(ctx: StepContext) -> Artifact:
     keyfile = ctx.claim(rng.choice(["/app/keys/drop", "/app/secrets/partner", "/app/keys/partner"])
                         + (".key" if how == "hmac" else ".asc"))
     prod = rng.choice(PRODUCTS)
-    names = sorted(rng.sample(DROP_NAMES, rng.randint(5, 7)))
+    names = sorted(rng.sample(DROP_NAMES, rng.randint(6, 8)))   # 3 go wrong; 3+ valid files go on
     bodies = {n: f"{prod} {n} {rng.randint(1000, 99999)}\n" * rng.randint(1, 4) for n in names}
     tampered, forged, unsigned = rng.sample(names, 3)
     if how == "hmac":

@@ -45,8 +45,8 @@ def test_a_skill_no_family_honours_fails_its_path_with_the_reason(graph_workspac
     ws = graph_workspace
     work = _batch_steps(ws, 2, 1)
     path_id, steps = next(iter(work.items()))
-    gpg = SkillParts(tools=("gpg",), consumes=("gpg-key",))
-    steps = [steps[0], PathStep("gpg-id", "sign-with-gpg", "security-permissions", "", "x", "y", gpg)]
+    kube = SkillParts(tools=("kubectl",), consumes=("container-image",))   # no offline family runs a cluster
+    steps = [steps[0], PathStep("kube-id", "roll-out-with-kubectl", "security-permissions", "", "x", "y", kube)]
     store.create_run(ws.db, "synth-norecipe", "inverse-frequency", 1, 1, "offline", 1, None)
     store.attach_paths(ws.db, "synth-norecipe", "b", [path_id])
     batch = SynthBatch(ws, "synth-norecipe", 1, 1, engine=None, benchmark=None, progress=None,
@@ -56,7 +56,7 @@ def test_a_skill_no_family_honours_fails_its_path_with_the_reason(graph_workspac
     failures = store.run_failures(ws.db, "synth-norecipe")
     assert list(failures.path_id) == [path_id]
     error = failures.error[0]
-    assert error == f"{NO_RECIPE} for sign-with-gpg: needs tools gpg; state kinds gpg-key"
+    assert error == f"{NO_RECIPE} for roll-out-with-kubectl: needs tools kubectl; state kinds container-image"
     assert store.run_summary(ws.db, "synth-norecipe")["failed"] == 1
 
 
