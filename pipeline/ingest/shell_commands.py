@@ -21,6 +21,7 @@ _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d{1,2}[.)])\s+(.+)$")
 _PROMPT = re.compile(r"^(?:\$|❯|>>>|%)\s+")
 _PROGRAM = re.compile(r"^(?:\.{0,2}/)?[A-Za-z0-9_][\w.+/-]*$")
+_FLAG_HINT = re.compile(r"(?:^|[^\w.+-])-")   # where an argument could start with a dash
 _SLASH_COMMAND = re.compile(r"^/[\w-]+(?:\s|$)")
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 _PLACEHOLDER = re.compile(r"^(\[.*\]|<.*>|\{\w[^}]*\}|\.\.\.|…|\[?options?\]?|\[?command\]?)$", re.I)
@@ -150,6 +151,8 @@ def _command(text: str, n: int, where: str, known: set[str], *, strict: bool,
         return None  # a scraped first line of a continued command: the rest is missing
     if where != "code" and _SLASH_COMMAND.match(text):
         return None  # `/blog translate <file>`: an agent's slash command, not a program on a path
+    if strict and _unknown_word_without_flags(text, known):
+        return None  # decided before parsing: most list items and code spans are prose
     cmds = [[unquote(t) for t in cmd] for cmd in simple_commands(text)]
     if not cmds:
         return None
@@ -174,6 +177,14 @@ def _command(text: str, n: int, where: str, known: set[str], *, strict: bool,
         return None  # a bare program name in prose is a mention, not a command
     return ShellCommand(line=n, text=text[:240], program=program, args=first_args or (),
                         programs=tuple(programs), where=where, setup=bool(_SETUP.match(_strip_sudo(text))))
+
+
+def _unknown_word_without_flags(text: str, known: set[str]) -> bool:
+    """The rule below (strict: a program we know, a path, or a lowercase word with flags)
+    read off the first word alone where that suffices."""
+    first = text.split(None, 1)[0] if text else ""
+    return bool(first) and first not in known and first not in _PREFIXES and first not in ("export", "alias") \
+        and "/" not in first and _PROGRAM.match(first) is not None and _FLAG_HINT.search(text) is None
 
 
 def _reads_as_prose(text: str, words: list[str]) -> bool:
