@@ -76,7 +76,7 @@ def simple_commands(line: str) -> list[list[str]]:
     """The simple commands of one command line, in order, as raw tokens: `a x | b > out; c`
     gives [[a, x], [b, >, out], [c]]. A word starting with an unquoted # ends the line; a
     subshell's or a substitution's commands come in place (`echo $(date +%F)`: echo, date)."""
-    if _PLAIN_LINE.match(line):
+    if is_plain(line):
         words = line.split()
         if not words or words[0] not in _OPENERS:
             return [words] if words else []
@@ -146,6 +146,11 @@ def script_commands(script: str) -> list[list[str]]:
     if "$((" in text:
         text = _ARITH.sub(" 0 ", text)
     return simple_commands(text)
+
+
+def is_plain(line: str) -> bool:
+    """No quote, separator, redirection, substitution or comment: one command of plain words."""
+    return _PLAIN_LINE.match(line) is not None
 
 
 def is_redirect(token: str) -> bool:

@@ -10,7 +10,7 @@ import re
 from pipeline.artifacts import vocabulary as voc
 from pipeline.artifacts.refs import CODE, Collector
 from pipeline.binaries import KNOWN_BINS
-from pipeline.shell_syntax import is_redirect, names_file, simple_commands
+from pipeline.shell_syntax import is_plain, is_redirect, names_file, simple_commands
 
 _OUT_FLAGS = frozenset({"-o", "--output", "--out", "--outfile", "--output-file", "--out-file", "-O", "--target",
                         "--dest", "--destination", "--save", "--export", "--write", "-w"})
@@ -41,8 +41,9 @@ def commands(line: str) -> list[list[str]]:
     if line[:2] in ("$ ", "% ", "> "):   # a prompt
         line = line[2:]
     out = []
+    plain = is_plain(line)
     for cmd in simple_commands(line):
-        toks = [_role_token(t) for t in cmd if not is_redirect(t) or names_file(t)]
+        toks = cmd if plain else [_role_token(t) for t in cmd if not is_redirect(t) or names_file(t)]
         while toks and (toks[0] in _SKIP_PREFIX or ("=" in toks[0] and not toks[0].startswith("-"))):
             toks = toks[1:]
         if toks:

@@ -1,6 +1,7 @@
 """The shell commands a SKILL.md shows: lines of shell code blocks, inline code spans and
-list items that are nothing but a command. One parser for every rule and extractor that
-asks "which commands does this skill run?"."""
+list items that are nothing but a command, with what each is for (set-up, real work). The
+lines and their splitting into commands come from pipeline.shell_syntax, the one shell reader
+that the artifact extractor and the solve.sh reader share."""
 from __future__ import annotations
 
 import re
