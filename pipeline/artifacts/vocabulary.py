@@ -75,8 +75,11 @@ KINDS: tuple[StateKind, ...] = (
              "git shortlog, git rev-list", words="commit history, git history, git log, bisect"),
     _k("patch-file", "a patch file", ext="patch diff", reads="patch, git apply, git am",
        writes="diff, git diff, git format-patch", words="patch file, unified diff"),
-    _k("csv-table", "a CSV table", ext="csv tsv", reads="csvcut, csvstat, csvsql, csvlook, csvgrep, mlr, xsv, qsv",
-       writes="in2csv", words="csv file, csv files, csv data, tsv file, comma-separated"),
+    _k("csv-table", "a CSV table", ext="csv", reads="csvcut, csvstat, csvsql, csvlook, csvgrep, mlr, xsv, qsv",
+       writes="in2csv", words="csv file, csv files, csv data, comma-separated"),
+    # Apart from CSV: the delimiter is machine state a reader must match (cut -f, join -t, sort -t),
+    # and the TSV that awk/jq pipelines leave would otherwise pile onto every CSV reader as one hub.
+    _k("tsv-table", "a tab-separated (TSV) text table", ext="tsv tab", words="tsv file, tsv files, tab-separated"),
     _k("jsonl-records", "a JSONL file of records", ext="jsonl ndjson", words="jsonl, ndjson, json lines"),
     _k("json-document", "a JSON document", ext="json geojson", reads="jq", words="json file, json document, json data"),
     _k("yaml-config", "a YAML configuration file", ext="yaml yml", reads="yq", words="yaml file, yaml config"),

@@ -134,7 +134,7 @@ def _tar_compressors(args: list[str]) -> set[str]:
 
 
 # ---------------------------------------------------------------- what an artifact is, as state kinds
-RECORD_KINDS = {"csv": "csv-table", "tsv": "csv-table", "json": "json-document", "jsonl": "jsonl-records"}
+RECORD_KINDS = {"csv": "csv-table", "tsv": "tsv-table", "json": "json-document", "jsonl": "jsonl-records"}
 LINE_KINDS = {"access-log": "log-file", "app-log": "log-file", "crontab": "cron-schedule",
               "requirements": "dependency-manifest", "env": "config-file"}
 ARCHIVE_KINDS = {"zip": ("zip-archive",), "tar.gz": ("tar-archive", "compressed-file"),

@@ -47,7 +47,7 @@ def test_present_sentences_tell_kinds_apart():
 
 
 @pytest.mark.parametrize("name, kind", [
-    ("data.csv", "csv-table"), ("events.jsonl", "jsonl-records"), ("release.tar.gz", "tar-archive"),
+    ("data.csv", "csv-table"), ("latency.tsv", "tsv-table"), ("events.jsonl", "jsonl-records"), ("release.tar.gz", "tar-archive"),
     ("backup.tar.zst", "tar-archive"), ("notes.txt.gz", "compressed-file"), ("db/app.sqlite", "sqlite-database"),
     ("Makefile", "build-project"), ("src/Cargo.toml", "build-project"), ("requirements.txt", "dependency-manifest"),
     ("Dockerfile", "container-image"), ("site.key", "tls-certificate"), ("clip.MP4", "video-file"),

@@ -78,6 +78,26 @@ def test_producer_post_is_the_consumer_pre_for_the_same_kind():
     assert restore_pre.startswith(voc.kind("sql-dump").present())
 
 
+LOG_TO_TSV = _skill("log-latency-table", "Tabulate request latencies from an access log.", """# Latency table
+```bash
+awk '{print $1 "\t" $NF}' access.log | sort > /tmp/latency.tsv
+```
+""", bins=["awk", "sort"])
+TSV_JOIN = _skill("tsv-join", "Join two tab-separated files on their first column.", """# Join
+```bash
+join -t $'\t' <(sort orders.tsv) <(sort customers.tsv) > joined.txt
+```
+""", bins=["join", "sort"])
+
+
+def test_a_tsv_meets_tsv_readers_not_every_csv_reader():
+    # the delimiter is machine state: a TSV left by an awk pipeline feeds `join -t`, and counting it
+    # as a CSV table piled all such producers onto every CSV reader (the demo graph's hub)
+    made, used = offline.infer(**LOG_TO_TSV), offline.infer(**TSV_JOIN)
+    assert made.post.canonical == used.pre.canonical == voc.kind("tsv-table").present()
+    assert made.post.canonical != offline.infer(**CSV_STATS).pre.canonical
+
+
 def test_a_kind_read_and_written_again_is_not_a_self_loop():
     pair = offline.infer(**CSV_CLEAN)
     assert pair.pre.canonical == voc.kind("csv-table").present()
