@@ -70,10 +70,11 @@ def test_hostile_records_are_reported_with_their_reason(workspace, tmp_path):
     }
     assert sorted(report.new) == ["hostile.jsonl#jq-filter-1", "hostile.jsonl#jq-filter-2",
                                   "hostile.jsonl#one-line"]
-    # The one enormous line is a skill without steps: stored, and rejected by that rule.
+    # The one enormous line is a skill without steps: stored, and rejected by that rule (it also
+    # shows no command or code anywhere, which workflow.not_terminal leaves to a person).
     table = skill_store.skills_table(workspace.db).set_index("name")
     assert table.loc["one-line", "status"] == "rejected"
-    assert list(table.loc["one-line", "flagged_rules"]) == ["workflow.steps"]
+    assert sorted(table.loc["one-line", "flagged_rules"]) == ["workflow.not_terminal", "workflow.steps"]
 
 
 def _nest(depth: int):
