@@ -21,10 +21,12 @@ from . import layout
 from .limits import MAX_STEPS
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
-from .skill_fit import NoRecipeError, SkillParts, StepFidelity, fitting_tiers, step_fidelity
+from .skill_fit import (NoRecipeError, RepeatedFamilyError, SkillParts, StepFidelity, fitting_tiers,
+                        step_fidelity)
 
 SYNTH_VERSION = "3"   # 3: families chosen by the skill's tools and state kinds (v2 tasks are not reused)
 MAX_ADAPTERS = 3
+MAX_FAMILY_USES = 2   # steps of one task that may use one family (never two in a row either)
 
 
 @dataclass(frozen=True)
@@ -56,29 +58,33 @@ def step_category(step: PathStep) -> str:
 
 
 def _choose(rng: random.Random, cands: list[Recipe], used: list[str], ahead=None) -> Recipe:
-    """Never the previous step's family when another fits; families not used yet in the task
-    when any fits; then those after which the next step has a different family to use (`ahead`);
+    """(The barred families are out already, see `_open_tiers`.) Those after which the next step
+    has a family it may still use (`ahead`); then families not used yet in the task when any fits;
     specific families weighted over universal sinks."""
     cands = sorted(cands, key=lambda r: r.name)
     if used:
         cands = [r for r in cands if r.name != used[-1]] or cands
-    cands = [r for r in cands if r.name not in used] or cands
-    if ahead is not None and len(cands) > 1:
+    if ahead is not None and len(cands) > 1:   # first: a next step that may still follow (no dead end)
         cands = [r for r in cands if ahead(r)] or cands
+    cands = [r for r in cands if r.name not in used] or cands
     weights = [1 if r.universal else 3 for r in cands]
     return rng.choices(cands, weights)[0]
 
 
-def _leaves_a_choice(ctx: StepContext, art: Artifact | None, nxt: list[Recipe]):
-    """Predicate for `_choose`: after a dry run of the family, can a *different* family of the next
-    step's category read what it leaves (directly)? Avoids forcing the same family twice in a row."""
+def _leaves_a_choice(ctx: StepContext, art: Artifact | None, nxt: list[Recipe], used: list[str],
+                     nstep: PathStep):
+    """Predicate for `_choose`: after a dry run of the family, can a family the next step may still
+    use (`_barred`) read what it leaves (directly) and honour that step's skill? Spares the next
+    step an adapter or a dead end."""
     def ok(r: Recipe) -> bool:
         trial = ctx.clone()
         try:
             out = r.build(trial, art if art is not None else r.seed(trial)).output
         except SynthesisError:
             return False
-        return any(n.name != r.name and n.accepts(out) for n in nxt)
+        barred = _barred(used + [r.name])
+        return any(n.name not in barred and n.accepts(out)
+                   and (not nstep.parts.has_evidence or _honours(trial, n, out, nstep)) for n in nxt)
     return ok
 
 
@@ -122,17 +128,43 @@ def compose(steps: list[PathStep], seed: int, *, force: list[str] | None = None
     if not steps:
         raise SynthesisError("an empty path has no steps to compose")
     key = "|".join(s.skill_id for s in steps)
+    planned = plan_steps(steps)
+    tiers_of = [step_families(s, c) for s, c in planned]    # every unfit skill is reported before any work
+    if not force:
+        _check_no_forced_repeat(planned, tiers_of)
     # The data drawn for early steps decides what later families can read; on the rare dead end
     # the whole path is drawn again with a salted seed (still deterministic).
     for salt in range(5):
         try:
-            return _compose(steps, random.Random(f"{seed}|{key}" + (f"|{salt}" if salt else "")), force)
-        except NoRecipeError:
-            raise                       # no draw changes what the skill needs
+            rng = random.Random(f"{seed}|{key}" + (f"|{salt}" if salt else ""))
+            return _compose(planned, tiers_of, rng, force)
         except SynthesisError:
             if salt == 4 or force:
                 raise
     raise AssertionError("unreachable")
+
+
+def _barred(used: list[str]) -> set[str]:
+    """Families the next step may not use: the previous step's, and those used twice already."""
+    return set(used[-1:]) | {f for f in set(used) if used.count(f) >= MAX_FAMILY_USES}
+
+
+def _sole_family(tiers: list[list[Recipe]]) -> str | None:
+    names = {r.name for t in tiers for r in t}
+    return next(iter(names)) if len(names) == 1 else None
+
+
+def _check_no_forced_repeat(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recipe]]]) -> None:
+    """Fail before any work when no draw can help: skills that fit only one family, the same one,
+    on consecutive steps or on more than MAX_FAMILY_USES steps."""
+    sole: list[str | None] = [_sole_family(t) for t in tiers_of]
+    for k, name in enumerate(sole, 1):
+        if name is None:
+            continue
+        earlier = sole[:k - 1]
+        if (earlier and earlier[-1] == name) or earlier.count(name) >= MAX_FAMILY_USES:
+            step = planned[k - 1][0]
+            raise RepeatedFamilyError(step.skill_name.strip() or step.skill_id, k, [name], earlier)
 
 
 def step_families(step: PathStep, cat: str) -> list[list[Recipe]]:
@@ -163,7 +195,7 @@ def _honours(c: StepContext, recipe: Recipe, art: Artifact | None, step: PathSte
 
 
 def _attempt(c: StepContext, art: Artifact | None, family: list[Recipe], used: list[str],
-             nxt: list[Recipe] | None, forced: bool, step: PathStep
+             nxt: list[Recipe] | None, forced: bool, step: PathStep, nstep: PathStep | None = None
              ) -> tuple[Recipe, list[Recipe], list[Fragment]] | None:
     """On context `c`: the adapters (if any) and a family of `family` that reads `art` (None: the
     first step, which seeds its own input) and, for a skill with evidence, uses some of it."""
@@ -186,7 +218,7 @@ def _attempt(c: StepContext, art: Artifact | None, family: list[Recipe], used: l
     cands = [r for r in family if art is None or r.accepts(art)]
     if forced:
         return cands[0], adapters, frags
-    ahead = _leaves_a_choice(c, art, nxt) if nxt else None
+    ahead = _leaves_a_choice(c, art, nxt, used, nstep) if nxt else None
     while cands:
         recipe = _choose(c.rng, cands, used, ahead)
         if not step.parts.has_evidence or _honours(c, recipe, art, step):
@@ -195,11 +227,18 @@ def _attempt(c: StepContext, art: Artifact | None, family: list[Recipe], used: l
     return None
 
 
-def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
-             ) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
+def _open_tiers(tiers: list[list[Recipe]], used: list[str], spare: str | None) -> list[list[Recipe]]:
+    """The tiers without the barred families (`_barred`), best first; those that also spare the
+    next step's only family (`spare`, which that step could not use after this one) come first."""
+    barred = _barred(used)
+    open_ = [t for t in ([r for r in t if r.name not in barred] for t in tiers) if t]
+    sparing = [t for t in ([r for r in t if r.name != spare] for t in open_) if t]
+    return sparing + [t for t in open_ if t not in sparing]
+
+
+def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recipe]]], rng: random.Random,
+             force: list[str] | None) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
     ctx = StepContext(rng)
-    planned = plan_steps(steps)
-    tiers_of = [step_families(s, c) for s, c in planned]    # every unfit skill is reported before any work
     built: list[tuple[Recipe, list[Recipe], Fragment]] = []
     used: list[str] = []
     art: Artifact | None = None
@@ -209,14 +248,26 @@ def _compose(steps: list[PathStep], rng: random.Random, force: list[str] | None
         forced = bool(force and k <= len(force) and force[k - 1])
         if forced:
             tiers = [[REGISTRY[force[k - 1]]]]
+        else:
+            spare = _sole_family(tiers_of[k]) if k < len(planned) else None
+            tiers = _open_tiers(tiers, used, spare)
+            if not tiers:
+                raise RepeatedFamilyError(step.skill_name.strip() or step.skill_id, k,
+                                          sorted({r.name for t in tiers_of[k - 1] for r in t}), used)
         nxt = [r for t in tiers_of[k] for r in t] if k < len(planned) else None
+        nstep = planned[k][0] if k < len(planned) else None
         for family in tiers:   # the best tier that can read what the previous step left
-            if _attempt(ctx.clone(), art, family, used, nxt, forced, step) is not None:
+            if _attempt(ctx.clone(), art, family, used, nxt, forced, step, nstep) is not None:
                 # the same attempt on the real context: same state, so the same outcome
-                recipe, adapters, frags = _attempt(ctx, art, family, used, nxt, forced, step)
+                recipe, adapters, frags = _attempt(ctx, art, family, used, nxt, forced, step, nstep)
                 break
         else:
             what = f"the {art.kind} artifact {art.path} (exact={art.exact}, after {used[-1]})" if art else "a seed"
+            readers = sorted({r.name for t in tiers_of[k - 1] for r in t
+                              if r.name in _barred(used) and art is not None and r.accepts(art)})
+            if readers and not forced:   # the only families that read it may not come again
+                raise RepeatedFamilyError(step.skill_name.strip() or step.skill_id, k, readers, used,
+                                          reading=f"{art.kind} artifact {art.path}")
             raise SynthesisError(f"step {k} ({cat}): no fitting family accepts {what}")
         if art is None:
             art = recipe.seed(ctx)

@@ -96,6 +96,22 @@ class NoRecipeError(SynthesisError):
         super().__init__(f"no offline recipe for {skill_name}: needs {needs}")
 
 
+class RepeatedFamilyError(SynthesisError):
+    """A step's skill fits only families the task may not use again: a task never has one family
+    in consecutive steps nor more than twice (the same recipe twice reads as one task padded)."""
+
+    def __init__(self, skill_name: str, step: int, families: list[str], used: list[str], reading: str = ""):
+        """`reading`: what the previous step left, when the skill fits other families too but only
+        these read it (the others not even through adapters)."""
+        self.skill_name, self.step, self.families = skill_name, step, list(families)
+        at = sorted({i for i, f in enumerate(used, 1) if f in self.families})
+        which = f"step {at[0]}" if len(at) == 1 else "steps " + ", ".join(map(str, at[:-1])) + f" and {at[-1]}"
+        how = f" to read the {reading}" if reading else ""
+        super().__init__(f"{skill_name} fits only {' or '.join(self.families)}{how}, which {which} already "
+                         f"{'uses' if len(at) == 1 else 'use'} (step {step}: no family in consecutive steps "
+                         f"or more than twice in a task)")
+
+
 # ---------------------------------------------------------------- what a solution runs
 _PREFIXES = frozenset({"sudo", "env", "time", "exec", "nohup", "command", "xargs", "then", "do", "else", "!"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")

@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, compose, plan_steps, synthesize_task
-from pipeline.synth.skill_fit import NoRecipeError, SkillParts
+from pipeline.synth.skill_fit import NoRecipeError, RepeatedFamilyError, SkillParts
 from pipeline.synth.layout import TEST_SH
 from pipeline.taxonomy import CATEGORIES
 from workbench.sandbox.task_toml import NAME_PATTERN, parse
@@ -27,6 +27,17 @@ def path(cats: list[str], tag: str = "p") -> list[PathStep]:
 def random_paths(n: int, seed: int = 0) -> list[tuple[list[PathStep], int]]:
     rng = random.Random(seed)
     return [(path([rng.choice(CATEGORIES) for _ in range(rng.randint(1, 6))], f"r{seed}-{i}"), i) for i in range(n)]
+
+
+def tasks_or_refusals(paths) -> tuple[list, list[str]]:
+    """Synthesize each path; a path refused because it would repeat a family is counted, not a task."""
+    tasks, refused = [], []
+    for steps, seed in paths:
+        try:
+            tasks.append((steps, seed, synthesize_task(steps, seed, BASE)))
+        except RepeatedFamilyError as exc:
+            refused.append(str(exc))
+    return tasks, refused
 
 
 def section(instruction: str, k: int) -> str:
@@ -101,8 +112,13 @@ def test_step_count_is_two_to_five():
 
 
 def test_each_step_reads_the_previous_steps_output():
+    refused = []
     for steps, seed in random_paths(40, seed=11):
-        ctx, built = compose(steps, seed)
+        try:
+            ctx, built = compose(steps, seed)
+        except RepeatedFamilyError as exc:   # e.g. file-operations twice after text: only backup-rotate reads it
+            refused.append(str(exc))
+            continue
         t = synthesize_task(steps, seed, BASE)
         instruction = t.bundle.text("instruction.md")
         solve = t.bundle.text("solution/solve.sh")
@@ -111,6 +127,7 @@ def test_each_step_reads_the_previous_steps_output():
             prev = built[k - 2][2].output.path
             assert prev in section(instruction, k), (t.recipes, k, prev)
             assert prev in blocks[k - 1], (t.recipes, k, prev)
+    assert len(refused) <= 2, refused     # 2 of these 40 on 2026-12-01 (each would repeat a family)
 
 
 def test_adapters_bridge_kinds_a_family_cannot_read():
@@ -132,8 +149,9 @@ def _plain(s: str) -> str:
 
 
 def test_rubric_conventions_hold_for_random_paths():
-    for steps, seed in random_paths(60, seed=5):
-        t = synthesize_task(steps, seed, BASE)
+    tasks, refused = tasks_or_refusals(random_paths(60, seed=5))
+    assert len(refused) <= 3, refused     # 2 on 2026-12-01
+    for steps, seed, t in tasks:
         b = t.bundle
         instruction = b.text("instruction.md")
         requirements = {_plain(x) for x in _numbered(instruction)}
@@ -161,8 +179,10 @@ def test_rubric_conventions_hold_for_random_paths():
 
 
 def test_environment_holds_nothing_of_the_solution_or_tests():
-    for steps, seed in random_paths(40, seed=9):
-        b = synthesize_task(steps, seed, BASE).bundle
+    tasks, refused = tasks_or_refusals(random_paths(40, seed=9))
+    assert len(refused) <= 2, refused     # 1 on 2026-12-01
+    for _, _, t in tasks:
+        b = t.bundle
         hidden = {p: c for p, c in b.files.items() if p.startswith(("solution/", "tests/"))}
         names = {p.rsplit("/", 1)[-1] for p in hidden}
         for p, c in b.files.items():
@@ -195,15 +215,22 @@ DIGEST = """
 import hashlib, random
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.skill_fit import RepeatedFamilyError
 from pipeline.taxonomy import CATEGORIES
 rng, h = random.Random(5), hashlib.sha256()
 for i in range(25):
     cats = [rng.choice(CATEGORIES) for _ in range(rng.randint(1, 5))]
     steps = [PathStep(f"h{i}-{k}", c, c, "", "a", "b") for k, c in enumerate(cats)]
-    h.update(synthesize_task(steps, i, "base").bundle.content_hash().encode())
+    try:
+        h.update(synthesize_task(steps, i, "base").bundle.content_hash().encode())
+    except RepeatedFamilyError as exc:   # the refusal is deterministic too
+        h.update(str(exc).encode())
 for name in sorted(R.REGISTRY):
     steps = [PathStep("f-" + name, name, R.REGISTRY[name].category, "", "a", "b")]
-    h.update(synthesize_task(steps, 1, "base", force=[name]).bundle.content_hash().encode())
+    try:
+        h.update(synthesize_task(steps, 1, "base", force=[name]).bundle.content_hash().encode())
+    except RepeatedFamilyError as exc:
+        h.update(str(exc).encode())
 print(h.hexdigest())
 """
 
@@ -221,22 +248,15 @@ def test_bytes_do_not_depend_on_the_interpreters_hash_seed():
     assert len(digests) == 1
 
 
-def test_consecutive_steps_use_another_family_whenever_one_fits_and_titles_do_not_repeat():
-    transitions = repeats = 0
-    for steps, seed in random_paths(150, seed=21):
-        _, built = compose(steps, seed)
-        planned = plan_steps(steps)
-        for k in range(1, len(built)):
-            transitions += 1
-            (prev, _, pf), (cur, adapters, _) = built[k - 1], built[k]
-            if cur.name != prev.name:
-                continue
-            repeats += 1
-            if not adapters:
-                others = [r.name for r in R.by_category(planned[k][1]) if r.name != cur.name and r.accepts(pf.output)]
-                assert not others, (cur.name, others)
-        t = synthesize_task(steps, seed, BASE)
+def test_a_task_never_repeats_a_family_in_consecutive_steps_nor_uses_one_three_times():
+    """Issue 12 item 4: "Repair the entry counter" three times in a row read as one task padded.
+    A path that could only repeat a family is refused with the reason, never composed."""
+    tasks, refused = tasks_or_refusals(random_paths(150, seed=21))
+    for _, _, t in tasks:
+        assert all(a != b for a, b in zip(t.recipes, t.recipes[1:])), t.recipes
+        assert max(t.recipes.count(r) for r in t.recipes) <= 2, t.recipes
         heading = t.bundle.text("instruction.md").splitlines()[0][2:]
         parts = [p.lower() for p in heading.split(", then ")]
         assert len(parts) == len(set(parts)) <= 3, heading
-    assert repeats <= transitions // 10, (repeats, transitions)
+    assert all(re.search(r"fits only [a-z0-9-]+.*, which steps? [0-9, and]+ already uses?", m) for m in refused), refused
+    assert len(refused) <= 6, (len(refused), refused)    # of 150 random category paths; 4 on 2026-12-01

@@ -7,7 +7,7 @@ import pytest
 
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, synthesize_task
-from pipeline.synth.skill_fit import NoRecipeError, SkillParts, solution_commands
+from pipeline.synth.skill_fit import NoRecipeError, RepeatedFamilyError, SkillParts, solution_commands
 from workbench.sandbox.task_toml import parse
 
 BASE = "workbench/base:latest"
@@ -163,3 +163,45 @@ def test_the_composer_rules_hold_among_the_fitting_families():
         task = synthesize_task(steps, seed, BASE)
         assert all("sqlite3" in f.tools_used for f in task.fidelity), task.fidelity
         assert task.recipes[0] != task.recipes[1], task.recipes
+
+
+# ---------------------------------------------------------------- no family twice in a row (issue 12 item 4)
+def test_skills_that_fit_only_one_family_on_consecutive_steps_fail_with_the_reason():
+    # comm is run by line-diff alone: a second such skill right after would repeat it.
+    steps = [step("comm-a", "text-processing", ("comm",)), step("comm-b", "text-processing", ("comm",), i=1)]
+    with pytest.raises(RepeatedFamilyError, match=r"^comm-b fits only line-diff, which step 1 already uses"):
+        synthesize_task(steps, 0, BASE)
+
+
+def test_a_family_serves_at_most_two_steps_of_a_task():
+    only_diff = [step(f"diff-{i}", "text-processing", ("diff",), i=i) for i in (0, 2, 4)]
+    steps = [only_diff[0], step("make-1", "build-tools", ("make",), i=1), only_diff[1],
+             step("zstd-3", "archives-compression", ("zstd",), i=3), only_diff[2]]
+    with pytest.raises(RepeatedFamilyError, match=r"^diff-4 fits only line-diff, which steps 1 and 3 already use"):
+        synthesize_task(steps, 0, BASE)
+
+
+@pytest.mark.parametrize("tools", [("tar",), ("jq",), ("git",), ("zip",)])
+def test_a_path_with_alternatives_never_repeats_a_family(tools):
+    steps = [step(f"{tools[0]}-{i}", "data-processing", tools, i=i) for i in range(4)]
+    for seed in SEEDS:
+        recipes = synthesize_task(steps, seed, BASE).recipes
+        assert all(a != b for a, b in zip(recipes, recipes[1:])), (seed, recipes)
+        assert max(recipes.count(r) for r in recipes) <= 2, (seed, recipes)
+
+
+def test_a_step_leaves_the_next_steps_only_family_to_it():
+    # diff+wc fits line-diff, regex-extract and http-request-compose; the next skill fits line-diff only.
+    steps = [step("diff-wc", "text-processing", ("diff", "wc")), step("comm", "text-processing", ("comm",), i=1)]
+    for seed in SEEDS:
+        assert synthesize_task(steps, seed, BASE).recipes[1] == "line-diff", seed
+
+
+def test_a_refusal_is_deterministic():
+    steps = [step("comm-a", "text-processing", ("comm",)), step("comm-b", "text-processing", ("comm",), i=1)]
+    msgs = set()
+    for _ in range(2):
+        with pytest.raises(RepeatedFamilyError) as exc:
+            synthesize_task(steps, 3, BASE)
+        msgs.add(str(exc.value))
+    assert len(msgs) == 1
