@@ -219,7 +219,9 @@ def _id(ws, name: str) -> str:
 
 
 def test_ctrl_c_stops_the_judge_and_keeps_the_verdicts_already_given(judged_workspace):
-    with ReplayServer(latency_s=1.5) as server:
+    # 4 s a reply: the signal lands while the 2nd is in flight even on a loaded machine (at 1.5 s the
+    # whole batch once finished first in a full-suite run and exited 0)
+    with ReplayServer(latency_s=4.0) as server:
         server.add_rule(Rule(match="Skill:", reply=reply_for(GOOD)))
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("WORKBENCH_LLM")},
                "WORKBENCH_LLM_BASE_URL": server.base_url, "WORKBENCH_LLM_MODEL": "test-model",
