@@ -49,7 +49,7 @@ nav = st.navigation({
     "Curate": [st.Page(str(PAGES / "skills.py"), title="Skills", url_path="skills")],
     "Graph": [st.Page(str(PAGES / "scenarios.py"), title="Scenarios", url_path="scenarios"),
               st.Page(str(PAGES / "graph.py"), title="Graph", url_path="graph"),
-              st.Page(str(PAGES / "coverage.py"), title="Coverage", url_path="coverage")],
+              st.Page(str(PAGES / "path_coverage.py"), title="Coverage", url_path="coverage")],
     "Synthesis": [st.Page(str(PAGES / "synthesis.py"), title="Synthesis", url_path="synthesis"),
                   st.Page(str(PAGES / "tasks.py"), title="Tasks", url_path="tasks")],
     "LLM": [st.Page(str(PAGES / "llm_costs.py"), title="LLM & cost", url_path="llm"),

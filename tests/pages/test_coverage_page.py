@@ -11,7 +11,7 @@ from workbench.store import graph as store
 
 
 def _open(ws, monkeypatch):
-    return open_page(ws, monkeypatch, "coverage.py")
+    return open_page(ws, monkeypatch, "path_coverage.py")
 
 
 def test_batches_of_different_sizes_are_compared_at_an_equal_budget(graph_workspace, monkeypatch):

@@ -100,7 +100,7 @@ def test_graph_page_steps_through_a_sampled_path(graph_workspace, monkeypatch):
 
 
 def test_pages_say_what_to_run_on_an_empty_workspace(workspace, monkeypatch):
-    for page in ("scenarios.py", "graph.py", "coverage.py"):
+    for page in ("scenarios.py", "graph.py", "path_coverage.py"):
         at = open_page(workspace, monkeypatch, page)
         assert at.info, page
 
