@@ -130,6 +130,17 @@ def compose(steps: list[PathStep], seed: int, *, force: list[str] | None = None
     key = "|".join(s.skill_id for s in steps)
     planned = plan_steps(steps)
     tiers_of = [step_families(s, c) for s, c in planned]    # every unfit skill is reported before any work
+    try:
+        return _compose_salted(planned, tiers_of, seed, key, force)
+    except RepeatedFamilyError:
+        if len(steps) != 1 or force:
+            raise
+        # A one-skill path is doubled into two steps; when only one family can serve both, the
+        # skill makes a one-step task rather than the same family twice.
+        return _compose_salted(planned[:1], tiers_of[:1], seed, key, force)
+
+
+def _compose_salted(planned, tiers_of, seed: int, key: str, force: list[str] | None):
     if not force:
         _check_no_forced_repeat(planned, tiers_of)
     # The data drawn for early steps decides what later families can read; on the rare dead end

@@ -173,6 +173,17 @@ def test_skills_that_fit_only_one_family_on_consecutive_steps_fail_with_the_reas
         synthesize_task(steps, 0, BASE)
 
 
+def test_a_one_skill_path_that_only_one_family_serves_is_a_one_step_task():
+    # a one-skill path is doubled into two steps; line-diff alone runs comm, so not twice: one step
+    task = synthesize_task([step("comm-only", "text-processing", ("comm",))], 0, BASE)
+    assert task.recipes == ["line-diff"]
+    assert [f.fidelity for f in task.fidelity] == ["tool"]
+    assert "step 2" not in task.bundle.text("solution/solve.sh")
+    # a skill two families serve still gets two steps, of two families
+    two = synthesize_task([step("jq-only", "data-processing", ("jq",))], 0, BASE)
+    assert len(two.recipes) == 2 and two.recipes[0] != two.recipes[1]
+
+
 def test_a_family_serves_at_most_two_steps_of_a_task():
     only_diff = [step(f"diff-{i}", "text-processing", ("diff",), i=i) for i in (0, 2, 4)]
     steps = [only_diff[0], step("make-1", "build-tools", ("make",), i=1), only_diff[1],
