@@ -47,7 +47,7 @@ FRAMES = [
 FILLER = [
     "Requirements and caveats from upstream apply to every platform the project supports.",
     "The project provides official distributions as release archives, container images and native packages.",
-    "For more information on setting up your development environment and contributing, read the guide.",
+    "Contributors should read the handbook before they change the build scripts or the release notes.",
     "Run the command with the help flag to list every subcommand and option it accepts.",
     "Listed on the registry, a catalogue of agent skills generated from upstream documentation.",
     "Extracted from the upstream README and reviewed for security before it was published here.",

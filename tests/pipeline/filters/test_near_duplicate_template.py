@@ -22,7 +22,7 @@ Requirements and caveats from upstream:
 - The project provides official distributions as release archives, container images and native packages.
 
 Basic usage or getting-started notes:
-- For more information on setting up your development environment and contributing, read the guide.
+- Contributors should read the handbook before they change the build scripts or the release notes.
 - Run the command with the help flag to list every subcommand and option it accepts.
 
 ## Source
