@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import lru_cache
 
 from pipeline.filters.base import RuleResult
 from pipeline.ingest.shell_commands import ShellCommand, shell_commands
@@ -46,14 +47,19 @@ _PROSE_LANGS = {"", "text", "txt", "plain", "plaintext", "markdown", "md", "merm
 _FENCE = re.compile(r"^\s*(?:```+|~~~+)\s*([\w+-]*)")
 
 
-def skill_commands(skill: ParsedSkill) -> list[ShellCommand]:
+def skill_commands(skill: ParsedSkill) -> tuple[ShellCommand, ...]:
     """The skill's commands; the programs it declares and the tool its name names are known."""
     name = skill.name.lower()
     own = {name, *(w for w in re.split(r"[^a-z0-9_.+-]+", name) if len(w) >= 3)}
-    return shell_commands(skill.raw_text, known=set(skill.bins) | own)
+    return _commands(skill.raw_text, frozenset(set(skill.bins) | own))
 
 
-def concrete_commands(commands: list[ShellCommand]) -> list[ShellCommand]:
+@lru_cache(maxsize=32)  # both workflow rules read the same skill's commands, one right after the other
+def _commands(raw_text: str, known: frozenset[str]) -> tuple[ShellCommand, ...]:
+    return tuple(shell_commands(raw_text, known=known))
+
+
+def concrete_commands(commands: tuple[ShellCommand, ...]) -> list[ShellCommand]:
     """Distinct commands that do real work (set-up, --help and placeholders left out)."""
     seen: dict[str, ShellCommand] = {}
     for c in commands:

@@ -39,6 +39,13 @@ def _lasso(points: pd.DataFrame) -> dict:
                           "lasso": [{"xref": "x", "yref": "y", "x": [0, 1, 1], "y": [0, 0, 1]}]}}
 
 
+def _page_with_lasso(ws, monkeypatch, points: pd.DataFrame):
+    """The Scenarios page after the user drew a lasso around `points` on the map."""
+    at = open_page(ws, monkeypatch, "scenarios.py")
+    at.session_state["scenario_map"] = _lasso(points)
+    return at.run()
+
+
 def test_scenarios_page_draws_the_map_with_ids_and_lists_members(graph_workspace, monkeypatch):
     ws = graph_workspace
     at = open_page(ws, monkeypatch, "scenarios.py")
@@ -67,9 +74,7 @@ def test_lasso_merge_through_the_dialog_then_undo(graph_workspace, monkeypatch):
     ws = graph_workspace
     before = store.clusters_table(ws.db)
     points, ids = _two_clusters(ws)
-    at = open_page(ws, monkeypatch, "scenarios.py")
-    at.session_state["scenario_map"] = _lasso(points)
-    at.run()
+    at = _page_with_lasso(ws, monkeypatch, points)
     assert not at.exception, at.exception
     opener = button(at, "merge_open")
     assert opener.label == "Merge 2 clusters"
@@ -106,9 +111,7 @@ def test_merge_dialog_cancel_changes_nothing(graph_workspace, monkeypatch):
     ws = graph_workspace
     before = store.clusters_table(ws.db)
     points, _ = _two_clusters(ws)
-    at = open_page(ws, monkeypatch, "scenarios.py")
-    at.session_state["scenario_map"] = _lasso(points)
-    at.run()
+    at = _page_with_lasso(ws, monkeypatch, points)
     button(at, "merge_open").click().run()
     button(at, "merge_cancel").click().run()
     assert not at.exception
@@ -182,9 +185,7 @@ def test_merge_dialog_says_what_it_joins_and_asks_again_past_the_threshold(graph
     members = store.members_table(ws.db)
     points = members[members["cluster_id"].isin(ids)]
     topics = sorted(t for t in points["topic"].unique() if t >= 0)
-    at = open_page(ws, monkeypatch, "scenarios.py")
-    at.session_state["scenario_map"] = _lasso(points)
-    at.run()
+    at = _page_with_lasso(ws, monkeypatch, points)
     assert any(f"in {len(ids)} dedup clusters from {len(topics)} topic(s)" in c.value for c in at.caption)
     button(at, "merge_open").click().run()
     assert not at.exception, at.exception
@@ -209,9 +210,7 @@ def test_merge_dialog_says_what_it_joins_and_asks_again_past_the_threshold(graph
 def test_a_small_merge_in_one_topic_is_not_asked_twice(graph_workspace, monkeypatch):
     ws = graph_workspace
     points, _ = _two_clusters(ws)
-    at = open_page(ws, monkeypatch, "scenarios.py")
-    at.session_state["scenario_map"] = _lasso(points)
-    at.run()
+    at = _page_with_lasso(ws, monkeypatch, points)
     button(at, "merge_open").click().run()
     assert any(m.value.startswith("This merge joins 2 dedup clusters") and "from 1 HDBSCAN topic " in m.value
                for m in at.markdown)
