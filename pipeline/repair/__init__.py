@@ -1,0 +1,1 @@
+"""Repair: route a typed verification failure to the artifact at fault, bound the attempts."""
