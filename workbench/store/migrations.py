@@ -322,6 +322,30 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE tasks ADD COLUMN skill_fidelity JSON;
         """,
     ),
+    (
+        7,
+        "synthesis: every repair attempt of a task, and a task's repair count and LLM cost",
+        """
+        -- one row per repair attempt (pipeline/repair/attempts.RepairAttempt), replaced whole per task
+        CREATE TABLE task_attempts (
+            task_id VARCHAR NOT NULL,
+            n INTEGER NOT NULL,                 -- 1-based, in the order the attempts were made
+            artifact VARCHAR NOT NULL,          -- environment | solution | tests | instruction
+            check_name VARCHAR NOT NULL,        -- the check (or guard) whose failure asked for it
+            reason VARCHAR NOT NULL,
+            diff VARCHAR NOT NULL,              -- unified diff of the artifact, old -> new
+            evidence JSON NOT NULL,             -- log excerpt lines, failing tests
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cost_usd DOUBLE NOT NULL,
+            outcome VARCHAR NOT NULL,           -- fixed | still_failing | moved_on | exhausted | pending
+            created_at TIMESTAMP NOT NULL,
+            PRIMARY KEY (task_id, n)
+        );
+        ALTER TABLE tasks ADD COLUMN repairs INTEGER;      -- attempts made; NULL: none recorded
+        ALTER TABLE tasks ADD COLUMN cost_usd DOUBLE;      -- sum of llm_calls.cost_usd with item = task_id
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
