@@ -149,12 +149,18 @@ class CheckDetails(BaseModel):
         return data
 
 
+# The checks of a task, in verification order: the vocabulary of CheckResult.name. Defined
+# here, beside the row it names, because the store and the pages need it and must not import
+# pipeline/; pipeline.verify.failures re-exports it and owns the verdict rule.
+CHECK_NAMES: tuple[str, ...] = ("build", "noop", "oracle", "rubric", "decontam", "judge")
+
+
 class CheckResult(BaseModel):
     """One verification check of one task, with its log (capped) and structured details.
 
     ``details`` stays a plain dict for JSON and for readers that index it, but it is
     validated as :class:`CheckDetails` on the way in, so every stored row has one shape."""
-    name: str                       # build | noop | oracle | rubric | decontam
+    name: str                       # one of CHECK_NAMES
     passed: bool
     reason: str = ""
     seconds: float = 0.0

@@ -1,8 +1,9 @@
 """Verify one bundle: build, no-op, oracle, static rubric, 14-gram decontamination.
 
-Every check is returned with its log; a check that cannot run because an earlier one
-failed (no image → no no-op or oracle) is simply absent, and the first failing check is
-what the store reports as the reason.
+Every check is returned with its log, in verification order (CHECK_NAMES; the LLM judge,
+when there is one, is appended by its caller); a check that cannot run because an earlier one
+failed (no image → no no-op or oracle) is simply absent. The verdict, the first failing check
+and the artifact at fault are worked out from them once, in pipeline.verify.failures.
 """
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from workbench.sandbox.bundle import BundleError, TaskBundle
 from workbench.sandbox.ceilings import Grant, grant
 from workbench.sandbox.engine import Engine
 from workbench.sandbox.task_toml import parse as parse_task_toml
-
-ORDER = ("build", "noop", "oracle", "rubric", "decontam")
 
 
 def verify_bundle(bundle: TaskBundle, *, engine: Engine | None = None, timeout_scale: float = 1.0,
