@@ -226,6 +226,13 @@ class Engine:
         finally:
             self._remove(c)
 
+    def session(self, image: str, limits: Limits = Limits(), purpose: str = "session",
+                timer: dict | None = None):
+        """A long-lived container a stage execs in, with this module's limits and removal
+        guarantees (a context manager; see workbench.sandbox.session)."""
+        from workbench.sandbox.session import open_session
+        return open_session(self, image, limits, purpose=purpose, timer=timer)
+
     def _remove(self, c) -> None:
         import docker.errors
         try:

@@ -1,0 +1,411 @@
+"""The real state of a synthesis container, read through a Session: the tree, the heads of text
+files, the schemas of data files (CSV/TSV, JSON, SQLite), the versions of installed tools; and
+the difference between two such states (what a solution created, changed and deleted).
+
+FACET writes the instruction from the environment as built, and the tests from the states
+observed before and after the solution ran, never from what the plan says should be there.
+Every read is bounded (entries, bytes per head, heads in all, schema files, seconds), so a
+big or odd tree costs a capped prompt and never stops the session.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from workbench.sandbox.session import Session, SessionStopped, TreeEntry
+
+MAX_ENTRIES = 2000          # per root
+HEAD_BYTES = 2048
+HEAD_LINES = 20
+MAX_HEADS = 60
+HEADS_TOTAL_BYTES = 48 * 1024
+MAX_SCHEMA_FILES = 30
+HOST_SCHEMA_MAX_BYTES = 4 * 1024 * 1024   # what is copied out for reading when the image lacks python3
+TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
+_SCHEMA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".db", ".sqlite", ".sqlite3")
+# Bytes that say "not text" in a head: NUL, or (decoded with replacement) many bad sequences.
+_BINARY_SUFFIXES = (".gz", ".tgz", ".zip", ".zst", ".xz", ".bz2", ".png", ".jpg", ".jpeg", ".gif", ".pdf",
+                    ".so", ".o", ".a", ".pyc", ".whl", ".tar", ".db", ".sqlite", ".sqlite3", ".gpg")
+SQLITE_MAGIC = "SQLite format 3"
+
+# Runs as `python3 -c SCHEMA_SCRIPT paths...` inside the image (stdlib only), or on the host on
+# copies when the image has no python3: one definition of what a schema is. One JSON line per path.
+SCHEMA_SCRIPT = r'''
+import csv, json, sqlite3, sys, urllib.parse
+csv.field_size_limit(1 << 20)
+def kind(v):
+    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
+            float: "number", type(None): "null"}.get(type(v), type(v).__name__)
+def keys_of(d):
+    return {str(k)[:64]: kind(v) for k, v in list(d.items())[:60]}
+def describe(p):
+    r = {"path": p}
+    with open(p, "rb") as fh:
+        magic = fh.read(16)
+    low = p.lower()
+    if magic.startswith(b"SQLite format 3"):
+        r["format"] = "sqlite"
+        con = sqlite3.connect("file:" + urllib.parse.quote(p) + "?mode=ro", uri=True)
+        try:
+            tables = {}
+            for name, typ in con.execute("select name, type from sqlite_master where type in ('table', 'view') "
+                                         "and name not like 'sqlite_%' order by name limit 40"):
+                q = '"' + name.replace('"', '""') + '"'
+                cols = [(c[1] + " " + c[2]).strip()[:80] for c in con.execute("pragma table_info(" + q + ")")][:60]
+                rows = con.execute("select count(*) from " + q).fetchone()[0] if typ == "table" else None
+                tables[name[:64]] = {"columns": cols, "rows": rows}
+            r["tables"] = tables
+        finally:
+            con.close()
+    elif low.endswith((".csv", ".tsv")):
+        r["format"] = "tsv" if low.endswith(".tsv") else "csv"
+        with open(p, newline="", encoding="utf-8", errors="replace") as fh:
+            rd = csv.reader(fh, delimiter="\t" if low.endswith(".tsv") else ",")
+            r["columns"] = [c[:64] for c in next(rd, [])][:100]
+            r["rows"] = sum(1 for _ in rd)
+    elif low.endswith((".jsonl", ".ndjson")):
+        r["format"] = "jsonl"
+        n, first = 0, None
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.strip():
+                    n += 1
+                    if first is None:
+                        first = json.loads(line)
+        r["rows"] = n
+        if isinstance(first, dict):
+            r["keys"] = keys_of(first)
+    elif low.endswith(".json"):
+        r["format"] = "json"
+        with open(p, encoding="utf-8", errors="replace") as fh:
+            data = json.loads(fh.read(16 << 20))
+        r["json_type"] = kind(data)
+        if isinstance(data, dict):
+            r["keys"] = keys_of(data)
+        elif isinstance(data, list):
+            r["rows"] = len(data)
+            if data and isinstance(data[0], dict):
+                r["keys"] = keys_of(data[0])
+    return r
+def main(paths):
+    for p in paths:
+        try:
+            r = describe(p)
+        except BaseException as e:
+            r = {"path": p, "error": (type(e).__name__ + ": " + str(e))[:200]}
+        print(json.dumps(r))
+if __name__ == "__main__":
+    main(sys.argv[1:])
+'''
+
+_TOOLS_SCRIPT = r'''
+for t; do
+  if ! command -v -- "$t" >/dev/null 2>&1; then printf '%s\tmissing\t\n' "$t"; continue; fi
+  v=""
+  for flag in --version -V -version version; do
+    v=$(timeout -k 1 3 "$t" "$flag" </dev/null 2>&1 | head -n 1; exit "${PIPESTATUS[0]}") && [ -n "$v" ] && break
+    v=""
+  done
+  printf '%s\tfound\t%s\n' "$t" "$(printf '%s' "$v" | tr -d '\t\r' | head -c 160)"
+done
+'''
+# Each head is preceded by a line "<marker> <path>"; the marker is fresh per read, so no file
+# content can forge one.
+_HEADS_SCRIPT = r'''m=$1; n=$2; shift 2; for f; do printf '\n%s %s\n' "$m" "$f"; head -c "$n" -- "$f" 2>/dev/null; done'''
+
+
+@dataclass
+class FileSchema:
+    path: str
+    format: str                                   # csv | tsv | json | jsonl | sqlite
+    columns: list[str] = field(default_factory=list)
+    rows: int | None = None                       # data rows (CSV: after the header), array length, lines
+    keys: dict[str, str] = field(default_factory=dict)      # JSON: key -> type (of the first element of an array)
+    json_type: str = ""
+    tables: dict[str, dict] = field(default_factory=dict)   # SQLite: name -> {"columns": [...], "rows": n}
+    error: str = ""
+
+    def as_line(self) -> str:
+        if self.error:
+            return f"{self.path} ({self.format}): unreadable: {self.error}"
+        if self.format in ("csv", "tsv"):
+            return f"{self.path} ({self.format}, {self.rows} data rows): columns {', '.join(self.columns)}"
+        if self.format == "sqlite":
+            tabs = "; ".join(f"{t}({', '.join(v.get('columns', []))}) {v.get('rows')} rows" for t, v in self.tables.items())
+            return f"{self.path} (sqlite): {tabs or 'no tables'}"
+        keys = ", ".join(f"{k}: {t}" for k, t in self.keys.items())
+        shape = (f"array of {self.rows}" if self.json_type == "array" else
+                 f"{self.rows} lines" if self.format == "jsonl" else self.json_type or "json")
+        return f"{self.path} ({self.format}, {shape})" + (f": {{{keys}}}" if keys else "")
+
+
+@dataclass
+class ContainerState:
+    roots: tuple[str, ...]
+    entries: list[TreeEntry]
+    heads: dict[str, str] = field(default_factory=dict)     # path -> first lines of a text file
+    binary: list[str] = field(default_factory=list)         # files whose head was not text
+    schemas: dict[str, FileSchema] = field(default_factory=dict)
+    tools: dict[str, str | None] = field(default_factory=dict)   # name -> version line ("" unknown), None missing
+    truncated: bool = False                                 # the tree was cut at its cap
+    notes: list[str] = field(default_factory=list)          # what was capped or could not be read
+
+    @property
+    def files(self) -> dict[str, TreeEntry]:
+        return {e.path: e for e in self.entries}
+
+    def exists(self, path: str) -> bool:
+        """Whether `path` is in the tree, as an entry or a folder above one."""
+        path = path.rstrip("/") or "/"
+        return path in self.files or any(e.path.startswith(path + "/") for e in self.entries) or path in self.roots
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def as_prompt(self, max_chars: int = 12000) -> str:
+        """Compact text for a prompt: tree, schemas, tools, then heads while room is left."""
+        tree_lines = [_entry_line(e) for e in self.entries]
+        head = f"## Files under {', '.join(self.roots)} ({len(self.entries)} entries" + \
+               (", cut at the cap)" if self.truncated else ")")
+        parts = [head, *_fit(tree_lines, int(max_chars * 0.4))]
+        if self.schemas:
+            parts += ["", "## Data files", *_fit([s.as_line() for s in self.schemas.values()], int(max_chars * 0.2))]
+        if self.tools:
+            parts += ["", "## Tools", *[f"{t}: {v}" if v else f"{t}: {'MISSING' if v is None else 'installed'}"
+                                        for t, v in self.tools.items()]]
+        text = "\n".join(parts)
+        return _with_heads(text, self.heads, max_chars, "## Heads of text files")
+
+
+@dataclass
+class StateDiff:
+    created: list[str]
+    modified: list[str]
+    deleted: list[str]
+    heads: dict[str, str]          # after-heads of created and modified files (those read)
+    schemas: dict[str, FileSchema] = field(default_factory=dict)   # after-schemas of changed data files
+    truncated: bool = False
+
+    @property
+    def changed_paths(self) -> list[str]:
+        return sorted({*self.created, *self.modified, *self.deleted})
+
+    def as_prompt(self, max_chars: int = 8000) -> str:
+        lines = ["## What changed" + (" (a tree was cut at its cap: changes below it are not seen)" if self.truncated else "")]
+        for word, paths in (("created", self.created), ("modified", self.modified), ("deleted", self.deleted)):
+            lines += [f"{word}: {p}" for p in paths]
+        if not self.changed_paths:
+            lines.append("nothing")
+        lines += [s.as_line() for s in self.schemas.values()]
+        text = "\n".join(_fit(lines, int(max_chars * 0.4)))
+        return _with_heads(text, self.heads, max_chars, "## Heads of created and modified files")
+
+
+def diff_states(before: ContainerState, after: ContainerState) -> StateDiff:
+    """Created, modified (kind, size, mode or mtime differ; a folder only by kind or mode, its
+    contents speak for it) and deleted paths, with the after-heads of what was created or modified."""
+    b, a = before.files, after.files
+    created = sorted(p for p in a if p not in b)
+    deleted = sorted(p for p in b if p not in a)
+    modified = sorted(p for p in a if p in b and _changed(b[p], a[p]))
+    touched = set(created) | set(modified)
+    return StateDiff(created, modified, deleted, {p: h for p, h in after.heads.items() if p in touched},
+                     {p: s for p, s in after.schemas.items() if p in touched},
+                     truncated=before.truncated or after.truncated)
+
+
+def read_state(session: Session, roots: Iterable[str] = ("/app",), tools: Iterable[str] = (),
+               timer: dict | None = None, since: ContainerState | None = None) -> ContainerState:
+    """The container's state under `roots` (see the module doc). `since`: an earlier state, whose
+    changed files get their heads and schemas read first. `timer["docker_s"]` accumulates the
+    time this spent waiting on Docker."""
+    start = session.docker_s
+    try:
+        return _read(session, tuple(roots), list(dict.fromkeys(tools)), since)
+    finally:
+        if timer is not None and timer is not session.timer:
+            timer["docker_s"] = timer.get("docker_s", 0.0) + session.docker_s - start
+
+
+def _read(session: Session, roots: tuple[str, ...], tools: list[str], since: ContainerState | None) -> ContainerState:
+    entries: list[TreeEntry] = []
+    truncated = False
+    for root in roots:
+        entries += session.tree(root, max_entries=MAX_ENTRIES)
+        truncated = truncated or session.tree_truncated
+    state = ContainerState(roots, entries, truncated=truncated)
+    if truncated:
+        state.notes.append(f"the tree was cut at {MAX_ENTRIES} entries per root (shallowest kept)")
+    first = _changed_since(since, entries) if since else set()
+    files = [e for e in entries if e.kind == "file" and e.size > 0 and "\n" not in e.path]
+    files.sort(key=lambda e: (e.path not in first, e.path.count("/"), e.path))
+    sqlite_by_magic = _read_heads(session, state, [e for e in files if not e.path.lower().endswith(_BINARY_SUFFIXES)])
+    data = [e.path for e in files if e.path.lower().endswith(_SCHEMA_SUFFIXES) or e.path in sqlite_by_magic]
+    if len(data) > MAX_SCHEMA_FILES:
+        state.notes.append(f"schemas read for the first {MAX_SCHEMA_FILES} of {len(data)} data files")
+    _read_schemas(session, state, data[:MAX_SCHEMA_FILES])
+    if tools:
+        _read_tools(session, state, tools)
+    return state
+
+
+def _changed_since(since: ContainerState, entries: list[TreeEntry]) -> set[str]:
+    old = since.files
+    return {e.path for e in entries if e.path not in old or _changed(old[e.path], e)}
+
+
+def _changed(old: TreeEntry, new: TreeEntry) -> bool:
+    if old.kind != new.kind or old.mode != new.mode:
+        return True
+    return new.kind != "dir" and (old.size != new.size or old.mtime != new.mtime)
+
+
+def _read_heads(session: Session, state: ContainerState, files: list[TreeEntry]) -> set[str]:
+    """Heads of `files` into `state` (within the caps); returns the paths that are SQLite files."""
+    sqlite: set[str] = set()
+    chosen, total = [], 0
+    for e in files:
+        cost = min(e.size, HEAD_BYTES)
+        if len(chosen) >= MAX_HEADS or total + cost > HEADS_TOTAL_BYTES:
+            state.notes.append(f"heads read for {len(chosen)} of {len(files)} text files (cap)")
+            break
+        chosen.append(e.path)
+        total += cost
+    if not chosen:
+        return sqlite
+    marker = f"@@head-{secrets.token_hex(8)}@@"
+    res = session.exec(["bash", "-c", _HEADS_SCRIPT, "heads", marker, str(HEAD_BYTES), *chosen], 60, workdir="/")
+    if res.stopped_by_limit:
+        raise SessionStopped(session.stopped or res.container_gone)
+    for block in res.output.split("\n" + marker + " ")[1:]:
+        path, _, body = block.partition("\n")
+        if "\x00" in body or body.count("\ufffd") > max(2, len(body) // 100):
+            state.binary.append(path)
+            if body.startswith(SQLITE_MAGIC):
+                sqlite.add(path)
+            continue
+        state.heads[path] = "\n".join(body.split("\n")[:HEAD_LINES])
+    return sqlite
+
+
+def _read_schemas(session: Session, state: ContainerState, paths: list[str]) -> None:
+    if not paths:
+        return
+    res = session.exec(["python3", "-c", SCHEMA_SCRIPT, *paths], 60, workdir="/")
+    if res.stopped_by_limit:
+        raise SessionStopped(session.stopped or res.container_gone)
+    if res.exit_code in (126, 127) and not res.output.strip().startswith("{"):
+        state.notes.append("the image has no python3: data files were copied out and read on the host")
+        lines = _schemas_on_host(session, paths, state)
+    else:
+        lines = res.output.splitlines()
+    for line in lines:
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(row, dict) or row.get("path") not in paths:
+            continue
+        fmt = row.get("format") or _guess_format(row["path"])
+        state.schemas[row["path"]] = FileSchema(
+            row["path"], fmt, columns=[str(c) for c in row.get("columns", [])], rows=row.get("rows"),
+            keys={str(k): str(v) for k, v in (row.get("keys") or {}).items()}, json_type=str(row.get("json_type", "")),
+            tables=row.get("tables") or {}, error=str(row.get("error", "")))
+
+
+def _schemas_on_host(session: Session, paths: list[str], state: ContainerState) -> list[str]:
+    """The same SCHEMA_SCRIPT on copies of the files (up to HOST_SCHEMA_MAX_BYTES each)."""
+    namespace: dict = {"__name__": "workbench_schema"}
+    exec(compile(SCHEMA_SCRIPT, "SCHEMA_SCRIPT", "exec"), namespace)   # our own constant text, not container input
+    size = state.files
+    out: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="wb-schema-") as tmp:
+        for i, p in enumerate(paths):
+            if size.get(p) and size[p].size > HOST_SCHEMA_MAX_BYTES:
+                out.append(json.dumps({"path": p, "error": f"over {HOST_SCHEMA_MAX_BYTES // 2**20} MiB, not copied out"}))
+                continue
+            data = session.read_file(p, max_bytes=HOST_SCHEMA_MAX_BYTES)
+            if data is None:
+                continue
+            local = Path(tmp) / f"{i}{Path(p).suffix}"     # the suffix picks the format, as inside
+            local.write_bytes(data)
+            try:
+                row = namespace["describe"](str(local))
+            except Exception as exc:
+                row = {"error": f"{type(exc).__name__}: {exc}"[:200]}
+            row["path"] = p
+            out.append(json.dumps(row))
+    return out
+
+
+def _guess_format(path: str) -> str:
+    low = path.lower()
+    for suffix, fmt in ((".tsv", "tsv"), (".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json")):
+        if low.endswith(suffix):
+            return fmt
+    return "sqlite"
+
+
+def _read_tools(session: Session, state: ContainerState, tools: list[str]) -> None:
+    valid = [t for t in tools if TOOL_NAME.match(t)]
+    for t in tools:
+        if t not in valid:
+            state.tools[t] = None
+            state.notes.append(f"tool name {t!r} is not a plain program name; not looked up")
+    if not valid:
+        return
+    res = session.exec(["bash", "-c", _TOOLS_SCRIPT, "tools", *valid], 30 + 13 * len(valid), workdir="/")
+    if res.stopped_by_limit:
+        raise SessionStopped(session.stopped or res.container_gone)
+    for line in res.output.splitlines():
+        name, _, rest = line.partition("\t")
+        found, _, version = rest.partition("\t")
+        if name in valid:
+            state.tools[name] = None if found == "missing" else version.strip()
+    for t in valid:
+        state.tools.setdefault(t, "")
+    state.tools = {t: state.tools[t] for t in tools}     # in the order asked
+
+
+def _entry_line(e: TreeEntry) -> str:
+    if e.kind == "dir":
+        return f"{e.path}/"
+    if e.kind == "link":
+        return f"{e.path} (link)"
+    if e.kind == "other":
+        return f"{e.path} (special file)"
+    return f"{e.path}  {e.size} B" + ("  executable" if e.mode & 0o111 else "")
+
+
+def _fit(lines: list[str], budget: int) -> list[str]:
+    out, used = [], 0
+    for i, line in enumerate(lines):
+        if used + len(line) + 1 > budget:
+            out.append(f"... {len(lines) - i} more not shown")
+            break
+        out.append(line)
+        used += len(line) + 1
+    return out
+
+
+def _with_heads(text: str, heads: dict[str, str], max_chars: int, title: str) -> str:
+    if not heads:
+        return text[:max_chars]
+    parts = [text, "", title]
+    used = len(text) + len(title) + 2
+    shown = 0
+    for path, head in heads.items():
+        block = f"--- {path}\n{head}"
+        if used + len(block) + 1 > max_chars - 60:
+            parts.append(f"... heads of {len(heads) - shown} more files not shown")
+            break
+        parts.append(block)
+        used += len(block) + 1
+        shown += 1
+    return "\n".join(parts)[:max_chars]
