@@ -176,7 +176,7 @@ def _check_weights(tests: TestsDraft) -> dict[str, float]:
     return out
 
 
-def runner_sh(tests: TestsDraft) -> str:
+def test_sh_for(tests: TestsDraft) -> str:
     """Our runner: layout.TEST_SH, or with weights its variant that writes the weighted share."""
     weights = _check_weights(tests)
     if not weights:
@@ -186,6 +186,9 @@ def runner_sh(tests: TestsDraft) -> str:
         raise AssertionError("layout.TEST_SH no longer ends with the reward line render.py replaces")
     body = _WEIGHTED_REWARD % {"weights": json.dumps(weights, sort_keys=True)}
     return base.replace(_UNWEIGHTED_REWARD, body)
+
+
+test_sh_for.__test__ = False   # a builder, not a pytest test (its name starts with "test")
 
 
 def weights_of_test_sh(text: str) -> dict[str, float]:
@@ -221,7 +224,7 @@ def bundle_from_artifacts(*, name: str, category: str, difficulty: str, manifest
         "instruction.md": instruction_md(instruction),
         "task.toml": toml,
         "solution/solve.sh": solve,
-        "tests/test.sh": runner_sh(tests),
+        "tests/test.sh": test_sh_for(tests),
         "tests/test_outputs.py": test_py,
     }
     for rel, data in environment_files(manifest, base_image, domain_images).items():

@@ -10,7 +10,8 @@ from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.llm.models import EnvManifest, FileSpec, Instruction, Solution, TestsDraft
 from pipeline.synth.llm.render import (RenderError, artifacts_from_bundle, bundle_from_artifacts, dockerfile_for,
-                                       environment_files, runner_sh, weights_of_test_sh)
+                                       environment_files, weights_of_test_sh)
+from pipeline.synth.llm.render import test_sh_for as runner_sh
 from workbench.sandbox.bundle import BundleError
 from workbench.sandbox.task_toml import parse as parse_toml
 
