@@ -7,6 +7,7 @@ whose verification was cut short by a stop is simply verified again.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -18,30 +19,37 @@ from typing import Callable
 import pandas as pd
 
 from pipeline.graph.sample_run import sample
-from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.context import path_contexts
 from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
-from pipeline.synth.skill_fit import NoRecipeError, SkillParts, parts_from_skill
+from pipeline.synth.protocol import PathContext, Synthesizer, SynthTools
+from pipeline.synth.providers import OpenSynthesizer, check_provider, open_synthesizer
 from pipeline.verify.decontam import BenchmarkIndex
 from pipeline.verify.run import verify_bundle
 from workbench.config import workspace_allows_network
-from workbench.models import TaskRecord
+from workbench.llm.budget import BudgetExceeded
+from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle, write_bundle
 from workbench.sandbox.engine import Engine, SandboxError
 from workbench.store import tasks as store
 from workbench.workspace import Workspace
 
+log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
 NO_RECIPE = "no offline recipe"   # how a path failed by a skill the library cannot honour is recorded
+TIMINGS = ("llm_s", "docker_s", "total_s")   # summed over the run's paths (thread-seconds, not wall time)
 
 
 @dataclass
 class SynthReport:
     """A run's outcome. The counts cover the whole run, every resumed part included
     (`reused` and `seconds` are this process's); `near_duplicates` lists the run's tasks
-    that repeat another of its tasks (same recipe chain and step text)."""
+    that repeat another of its tasks (same recipe chain and step text). `timings` sums what
+    each path spent waiting on the LLM, on Docker and in all (this process's paths; with
+    several at once they add up to more than `seconds`); `cost_usd` is this process's LLM spend."""
     run_id: str
     status: str = "running"
+    provider: str = "offline"
     concurrency: int = DEFAULT_CONCURRENCY
     sampled: int = 0
     synthesized: int = 0
@@ -55,6 +63,8 @@ class SynthReport:
     near_duplicates: list[dict] = field(default_factory=list)   # task_id, name, duplicate_of
     failures: list[dict] = field(default_factory=list)          # path_id, error: paths that gave no task
     notes: list[str] = field(default_factory=list)              # e.g. fewer distinct paths than asked
+    timings: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMINGS, 0.0))
+    cost_usd: float = 0.0
 
     def as_dict(self) -> dict:
         return {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
@@ -67,36 +77,26 @@ class SynthReport:
         self.reasons = dict(summary["reasons"])
 
 
-def _steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
-    """Each path's steps with its skills' parts (tools, state kinds, steps, body), each skill read once."""
-    out: dict[str, list[PathStep]] = {}
-    parts: dict[str, SkillParts] = {}
-    for row in frame.itertuples(index=False):
-        if row.skill_id not in parts:
-            parts[row.skill_id] = parts_from_skill(row.raw_text, bins=_listed(row.bins), tools=_listed(row.tools),
-                                                   inputs=_listed(row.inputs), outputs=_listed(row.outputs),
-                                                   steps=_listed(row.steps))
-        out.setdefault(row.path_id, []).append(PathStep(
-            skill_id=row.skill_id, skill_name=row.name, category=row.category, description=row.description,
-            src_anchor=row.src_anchor, dst_anchor=row.dst_anchor, parts=parts[row.skill_id]))
-    return {k: v[:MAX_STEPS] for k, v in out.items()}
-
-
-def _listed(value) -> list[str]:
-    """A stored VARCHAR[] as DuckDB hands it to pandas (a list or an array; None for none)."""
-    return [str(x) for x in value] if value is not None and not isinstance(value, str) else []
-
-
 class SynthBatch:
-    allow_network = False   # the user's network opt-in, set by run_synth
+    """Runs one synthesizer over a run's paths, `concurrency` at a time, and stores what it
+    hands back. It only calls the `Synthesizer` protocol: `task_id` first (finished tasks are
+    skipped before any LLM call or build), then `synthesize`."""
+
     def __init__(self, ws: Workspace, run_id: str, seed: int, concurrency: int, engine: Engine,
-                 benchmark: BenchmarkIndex | None, progress: Progress | None, stop: threading.Event):
+                 benchmark: BenchmarkIndex | None, progress: Progress | None, stop: threading.Event,
+                 *, synthesizer: Synthesizer, allow_network: bool = False):
         self.ws, self.run_id, self.seed = ws, run_id, seed
         self.concurrency = max(1, concurrency)
         self.engine, self.benchmark = engine, benchmark
         self.progress, self.stop = progress, stop
+        self.synthesizer = synthesizer
         self.base_image = base_image_name()
-        self.report = SynthReport(run_id)
+        self.tools = SynthTools(engine=engine, base_image=self.base_image, benchmark=benchmark,
+                                allow_network=allow_network, stop=stop, run_id=run_id)
+        # The budget is spent: take no more paths, but let running ones finish and keep what they
+        # make (unlike `stop`, which kills containers, so whatever runs then proves nothing).
+        self.budget_spent = threading.Event()
+        self.report = SynthReport(run_id, provider=synthesizer.provider)
         self._lock = threading.Lock()
         self._task_locks: dict[str, threading.Lock] = {}
 
@@ -108,70 +108,112 @@ class SynthBatch:
         if self.progress:
             self.progress(snapshot)
 
-    def process(self, path_id: str, steps: list[PathStep]) -> None:
-        if self.stop.is_set():
+    def _fail(self, path_id: str, error: str, task_id: str | None = None) -> None:
+        store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", task_id=task_id, error=error[:2000])
+        self._tick(failed=1)
+
+    def _add_timings(self, timings: dict[str, float]) -> None:
+        with self._lock:
+            for k in TIMINGS:
+                self.report.timings[k] = self.report.timings.get(k, 0.0) + float(timings.get(k, 0.0))
+
+    def process(self, path: PathContext) -> None:
+        if self.stop.is_set() or self.budget_spent.is_set():
             return
         try:
-            task = synthesize_task(steps, self.seed, self.base_image, path_id=path_id)
-        except NoRecipeError as exc:   # a skill no offline family honours: reported, never substituted
-            store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", error=str(exc))   # starts with NO_RECIPE
-            self._tick(failed=1)
+            task_id = self.synthesizer.task_id(path, self.seed)
+        except Exception as exc:  # a synthesizer bug must not sink the batch; it is recorded
+            self._fail(path.path_id, f"synthesis failed: {exc.__class__.__name__}: {exc}")
             return
-        except Exception as exc:  # a recipe bug must not sink the batch; it is recorded
-            store.set_path_stage(self.ws.db, self.run_id, path_id, "failed",
-                                 error=f"synthesis failed: {exc.__class__.__name__}: {exc}")
-            self._tick(failed=1)
-            return
-        task_id = task.task_id
         with self._lock:
             lock = self._task_locks.setdefault(task_id, threading.Lock())
         with lock:
-            self._synthesize_and_verify(path_id, steps, task, task_id)
+            if not self._reuse(path.path_id, task_id):
+                self._synthesize_and_store(path, task_id)
 
-    def _synthesize_and_verify(self, path_id, steps, task, task_id) -> None:
-        bundle: TaskBundle = task.bundle
-        bundle_hash = bundle.content_hash()
-        rel = f"tasks/{task_id}"
+    def _reuse(self, path_id: str, task_id: str) -> bool:
+        """A task finished before (this run, an earlier one, or another path of the same steps)."""
         verdict = store.task_verdict(self.ws.db, task_id)
-        if verdict in ("accepted", "rejected") and (self.ws.root / rel / "task.toml").exists():
+        if verdict in ("accepted", "rejected") and (self.ws.root / "tasks" / task_id / "task.toml").exists():
             store.set_path_stage(self.ws.db, self.run_id, path_id, "verified", task_id=task_id)
             self._tick(synthesized=1, verified=1, reused=1, **{verdict: 1})
+            return True
+        return False
+
+    def _synthesize_and_store(self, path: PathContext, task_id: str) -> None:
+        path_id = path.path_id
+        try:
+            outcome = self.synthesizer.synthesize(path, self.seed, self.tools)
+        except BudgetExceeded:
+            self.budget_spent.set()    # this path stays unfinished: resume does it again (cached replies)
             return
+        except Exception as exc:  # a recipe or synthesizer bug must not sink the batch; it is recorded
+            if not self.stop.is_set():
+                self._fail(path_id, f"synthesis failed: {exc.__class__.__name__}: {exc}")
+            return
+        self._add_timings(outcome.timings)
+        if self.stop.is_set() and (outcome.task is None or outcome.checks is not None):
+            return   # made while the stop killed its containers: proves nothing; resume does it again
+        task = outcome.task
+        if task is None:
+            self._fail(path_id, outcome.error or "synthesis gave no task and no reason")   # NO_RECIPE kept as is
+            return
+        if task.task_id != task_id:   # resume skips by the announced id: a different one would redo it forever
+            self._fail(path_id, f"synthesizer {self.synthesizer.provider!r} announced task id {task_id} "
+                                f"but made {task.task_id}")
+            return
+        steps = path.path_steps
+        rel = f"tasks/{task_id}"
+        bundle: TaskBundle = task.bundle
         write_bundle(bundle, self.ws.root / rel)
         store.save_task(self.ws.db, TaskRecord(
             task_id=task_id, name=task.name, path_id=path_id, category=task.category, difficulty=task.difficulty,
-            n_steps=len(task.recipes), recipes=task.recipes, skill_ids=[s.skill_id for s in steps],
+            n_steps=len(task.recipes) or len(steps), recipes=task.recipes, skill_ids=[s.skill_id for s in steps],
             scenario_ids=list(dict.fromkeys(a for s in steps for a in (s.src_anchor, s.dst_anchor))),
-            provider="offline", bundle_dir=rel, bundle_hash=bundle_hash), near_dup_key=task.near_dup_key,
-            skill_fidelity=[f.as_dict() for f in task.fidelity])
+            provider=self.synthesizer.provider, bundle_dir=rel, bundle_hash=bundle.content_hash()),
+            near_dup_key=task.near_dup_key, skill_fidelity=[f.as_dict() for f in task.fidelity])
+        _save_attempts(self.ws, task_id, outcome.attempts)
         store.set_path_stage(self.ws.db, self.run_id, path_id, "synthesized", task_id=task_id)
         self._tick(synthesized=1)
-        if self.stop.is_set():
-            return
-        try:
-            checks = verify_bundle(bundle, engine=self.engine, benchmark=self.benchmark,
-                                   allow_network=self.allow_network)
-        except Exception as exc:  # an engine hiccup on one task must not sink the batch
-            if not self.stop.is_set():
-                store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", task_id=task_id,
-                                     error=f"verification crashed: {exc.__class__.__name__}: {exc}"[:2000])
-                self._tick(failed=1)
-            return
-        if self.stop.is_set():
-            return   # checks cut short by the stop prove nothing; resume verifies again
+        checks = outcome.checks
+        if checks is None:
+            checks = self._verify(path_id, task_id, bundle)
+            if checks is None:
+                return
         image = next((c.details.get("image") for c in checks if c.name == "build" and c.passed), None)
         verdict = store.save_verification(self.ws.db, task_id, checks, image, self.run_id, path_id)
+        if outcome.error:   # e.g. repairs exhausted: kept beside the checks that say which failed
+            store.set_path_stage(self.ws.db, self.run_id, path_id, "verified", task_id=task_id,
+                                 error=outcome.error[:2000])
         failed = next((c for c in checks if not c.passed), None)
         if failed:
             with self._lock:
                 self.report.reasons[failed.name] = self.report.reasons.get(failed.name, 0) + 1
         self._tick(verified=1, **{verdict: 1})
 
-    def run(self, work: dict[str, list[PathStep]]) -> SynthReport:
+    def _verify(self, path_id: str, task_id: str, bundle: TaskBundle) -> list[CheckResult] | None:
+        """The batch's own verification of a bundle its synthesizer did not verify; None when a
+        stop cut it short (resume verifies again) or the engine failed (recorded)."""
+        if self.stop.is_set():
+            return None
+        t0 = time.monotonic()
+        try:
+            checks = verify_bundle(bundle, engine=self.engine, benchmark=self.benchmark,
+                                   allow_network=self.tools.allow_network)
+        except Exception as exc:  # an engine hiccup on one task must not sink the batch
+            if not self.stop.is_set():
+                self._fail(path_id, f"verification crashed: {exc.__class__.__name__}: {exc}", task_id=task_id)
+            return None
+        finally:
+            spent = time.monotonic() - t0
+            self._add_timings({"docker_s": spent, "total_s": spent})
+        return None if self.stop.is_set() else checks   # checks cut short by the stop prove nothing
+
+    def run(self, work: dict[str, PathContext]) -> SynthReport:
         t0 = time.monotonic()
         pool = ThreadPoolExecutor(self.concurrency, thread_name_prefix="synth")
         try:
-            futures = [pool.submit(self.process, pid, steps) for pid, steps in work.items()]
+            futures = [pool.submit(self.process, path) for path in work.values()]
             for f in futures:
                 f.result()
         except BaseException:
@@ -186,6 +228,18 @@ class SynthBatch:
         return self.report
 
 
+def _save_attempts(ws: Workspace, task_id: str, attempts: list) -> None:
+    """Every repair attempt of the task, in the store (helper G's module; until it lands the
+    attempts of a batch are not kept, see NOTES)."""
+    try:
+        from workbench.store.repairs import save_attempts
+    except ImportError:
+        if attempts:
+            log.warning("repair attempts of %s not stored: workbench.store.repairs is missing", task_id)
+        return
+    save_attempts(ws.db, task_id, [a.model_dump() for a in attempts])
+
+
 def check_lengths(min_len: int, max_len: int) -> None:
     if not 1 <= min_len <= max_len:
         raise ValueError(f"need 1 <= --min-len <= --max-len, got {min_len} and {max_len}")
@@ -198,15 +252,24 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
               resume: bool = False, min_len: int = MIN_LEN, max_len: int = MAX_STEPS,
               benchmark_dir: Path | None = None, progress: Progress | None = None,
               stop: threading.Event | None = None, engine: Engine | None = None,
-              allow_network: bool = False) -> SynthReport:
+              allow_network: bool = False, budget_usd: float | None = None,
+              synthesizer: Synthesizer | None = None) -> SynthReport:
     """Run (or resume) a batch; returns its report. Raises ValueError / SandboxError with advice.
     `concurrency` None: the run's stored value on resume, else DEFAULT_CONCURRENCY.
+    `provider`: offline (recipes) or llm (needs an endpoint); a resumed run keeps its own.
+    `budget_usd`: the LLM spending cap of this process; once spent the batch stops taking
+    paths, lets running ones finish and ends "cancelled" (resume to finish).
+    `synthesizer`: an object to use instead of the provider's (tests, benchmarks).
     `allow_network`: the user's opt-in (`--allow-network`, or the workspace setting) for tasks
     that ask for the network; without it they run without."""
-    if provider != "offline":
-        raise ValueError(f"provider {provider!r}: only the offline synthesizer exists so far; use --provider offline")
+    if synthesizer is not None:
+        provider = synthesizer.provider
+    elif not resume:
+        check_provider(ws, provider)      # refused with advice before anything is recorded
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
+    if budget_usd is not None and budget_usd < 0:
+        raise ValueError(f"--budget-usd must be 0 or more, got {budget_usd}")
     allow_network = allow_network or workspace_allows_network(ws.root)
     if not resume:
         check_lengths(min_len, max_len)
@@ -222,6 +285,9 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         run = store.get_run(ws.db, run_id) if run_id else None
         if not run:
             raise ValueError("nothing to resume: no unfinished synthesis run in this workspace")
+        if synthesizer is None:
+            provider = run["provider"]
+            check_provider(ws, provider)
         seed, concurrency = int(run["seed"]), concurrency or int(run["concurrency"])
         store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
     else:
@@ -235,45 +301,72 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         else:
             store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
         run = store.get_run(ws.db, run_id)
-    notes: list[str] = []
-    if not run.get("batch_id"):
-        lo, hi = _stored_len(run.get("min_len"), MIN_LEN), _stored_len(run.get("max_len"), MAX_STEPS)
-        try:
-            sampled = sample(ws, run["sampler"], int(run["n_paths"]), int(run["seed"]), min_len=lo, max_len=hi)
-        except Exception as exc:
-            store.set_run_status(ws.db, run_id, "failed", f"sampling failed: {exc}")
-            raise ValueError(f"sampling failed: {exc} (build the graph first: `workbench graph build`)") from exc
-        if sampled.note:
-            notes.append(sampled.note)
-        from workbench.store import graph as graph_store
-        store.attach_paths(ws.db, run_id, sampled.batch_id, graph_store.batch_path_ids(ws.db, sampled.batch_id))
-    path_ids = store.run_path_ids(ws.db, run_id)
-    work = _steps_by_path(store.path_steps_with_skills(ws.db, path_ids))
-    batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop)
-    batch.allow_network = allow_network
-    batch.report.concurrency, batch.report.notes = batch.concurrency, notes
-    _start_from_finished(batch.report, store.run_summary(ws.db, run_id))
+    notes = _attach_sampled(ws, run_id, run)
+    work = path_contexts(ws, store.run_path_ids(ws.db, run_id))
+    opened: OpenSynthesizer | None = None
     try:
+        opened = (OpenSynthesizer(synthesizer) if synthesizer is not None else
+                  open_synthesizer(ws, provider, base_image=base, run_id=run_id, concurrency=concurrency,
+                                   budget_usd=budget_usd))
+        batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop,
+                           synthesizer=opened.synthesizer, allow_network=allow_network)
+        batch.report.concurrency, batch.report.notes = batch.concurrency, list(notes)
+        _start_from_finished(batch.report, store.run_summary(ws.db, run_id))
         report = batch.run(work)
     except BaseException as exc:
         engine.kill_all()
         store.set_run_status(ws.db, run_id, "failed" if not isinstance(exc, KeyboardInterrupt) else "cancelled",
                              f"{exc.__class__.__name__}: {exc}" if str(exc) else exc.__class__.__name__)
         raise
-    status = "cancelled" if stop.is_set() else "finished"
+    finally:
+        if opened is not None:
+            opened.close()
+    report.cost_usd = opened.cost_usd
+    cap = budget_usd if budget_usd is not None else opened.cap_usd
+    _finish(ws, report, stop, batch.budget_spent.is_set(), cap, notes)
+    return report
+
+
+def _attach_sampled(ws: Workspace, run_id: str, run: dict) -> list[str]:
+    """Sample the run's paths unless it has them (resume); returns the sampler's notes."""
+    if run.get("batch_id"):
+        return []
+    lo, hi = _stored_len(run.get("min_len"), MIN_LEN), _stored_len(run.get("max_len"), MAX_STEPS)
+    try:
+        sampled = sample(ws, run["sampler"], int(run["n_paths"]), int(run["seed"]), min_len=lo, max_len=hi)
+    except Exception as exc:
+        store.set_run_status(ws.db, run_id, "failed", f"sampling failed: {exc}")
+        raise ValueError(f"sampling failed: {exc} (build the graph first: `workbench graph build`)") from exc
+    from workbench.store import graph as graph_store
+    store.attach_paths(ws.db, run_id, sampled.batch_id, graph_store.batch_path_ids(ws.db, sampled.batch_id))
+    return [sampled.note] if sampled.note else []
+
+
+def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, budget_spent: bool,
+            cap: float | None, notes: list[str]) -> None:
+    """The whole run's counts into the report, and its status and message into the store."""
+    run_id = report.run_id
+    status = "cancelled" if stop.is_set() or budget_spent else "finished"
     report.status = status
     report.take_counts(store.run_summary(ws.db, run_id))
     report.near_duplicates = store.near_duplicates(ws.db, run_id)[["task_id", "name", "duplicate_of"]].to_dict("records")
     failures = store.run_failures(ws.db, run_id)
     report.failures = failures[["path_id", "error"]].to_dict("records")
     no_recipe = int(failures["error"].fillna("").str.startswith(NO_RECIPE).sum())
-    store.set_run_status(ws.db, run_id, status,
-                         f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
-                         + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
-                         + (f", {no_recipe} with a skill no offline recipe honours" if no_recipe else "")
-                         + (" (stopped; resume to finish)" if stop.is_set() else "")
-                         + "".join(f"; {n}" for n in notes))
-    return report
+    counts = (f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
+              + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
+              + (f", {no_recipe} with a skill no offline recipe honours" if no_recipe else ""))
+    if budget_spent and not stop.is_set():
+        spent = f"budget of {_usd(cap)}" if cap is not None else "the LLM budget"
+        message = f"{spent} spent; resume to finish ({counts})"
+        report.notes.append(message)
+    else:
+        message = counts + (" (stopped; resume to finish)" if stop.is_set() else "")
+    store.set_run_status(ws.db, run_id, status, message + "".join(f"; {n}" for n in notes))
+
+
+def _usd(x: float) -> str:
+    return "$" + (f"{x:.4f}".rstrip("0").rstrip(".") or "0")
 
 
 def _stored_len(value, default: int) -> int:

@@ -120,7 +120,10 @@ def test_ctrl_c_stops_at_once_and_keeps_finished_tasks(graph_workspace):
     assert Engine(sweep=False).orphaned_containers() == []   # look without sweeping: a sweep would hide a leak
 
 
-def test_llm_provider_is_refused_with_advice(workspace):
-    with pytest.raises(ValueError, match="only the offline synthesizer exists so far; use --provider offline"):
+def test_llm_provider_without_an_endpoint_is_refused_with_advice(workspace, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
+    with pytest.raises(ValueError, match="set WORKBENCH_LLM_BASE_URL .* or configure one on the Settings page"):
         run_synth(workspace, n_paths=2, provider="llm")
     assert store.runs(workspace.db).empty     # refused before anything was recorded
+    with pytest.raises(ValueError, match="choose one of offline, llm"):
+        run_synth(workspace, n_paths=2, provider="gpt")

@@ -9,10 +9,10 @@ import shutil
 from analysis.synth_fidelity import category_coverage
 from analysis.task_diversity import batch_diversity
 from pipeline.graph.sample_run import sample
-from pipeline.synth.batch import _steps_by_path
 from pipeline.graph.build import BuildOptions, build_graph
 from pipeline.scenarios.run import infer_offline
 from pipeline.synth.compose import synthesize_task
+from pipeline.synth.context import steps_by_path
 from pipeline.synth.recipes.base import SynthesisError
 from pipeline.synth.skill_fit import NoRecipeError
 from pipeline.synth.recipes import REGISTRY
@@ -27,7 +27,7 @@ def demo_batch(ws, n: int = 40, seed: int = 0, skip_unfit: bool = False):
     cannot finish (a dead end; with `skip_unfit` also a skill no offline family fits) is a failed path
     of the run's report, and left out here."""
     drawn = sample(ws, "inverse-frequency", n, seed)
-    work = _steps_by_path(store.path_steps_with_skills(ws.db, graph_store.batch_path_ids(ws.db, drawn.batch_id)))
+    work = steps_by_path(store.path_steps_with_skills(ws.db, graph_store.batch_path_ids(ws.db, drawn.batch_id)))
     tasks, seen = [], set()
     for pid, steps in work.items():
         # two paths through the same skills (other scenario anchors) give the same bytes by design;

@@ -6,8 +6,11 @@ import threading
 
 from analysis.synth_fidelity import category_coverage, fidelity_figures
 from pipeline.graph.sample_run import sample
-from pipeline.synth.batch import NO_RECIPE, SynthBatch, _steps_by_path
+from pipeline.synth.batch import NO_RECIPE, SynthBatch
 from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.context import steps_by_path
+from pipeline.synth.offline import OfflineSynthesizer
+from pipeline.synth.protocol import PathContext, StepContext
 from pipeline.synth.recipes import REGISTRY
 from pipeline.synth.recipes.base import SynthesisError
 from pipeline.synth.skill_fit import NoRecipeError, SkillParts
@@ -20,7 +23,7 @@ BASE = "workbench/base:latest"
 
 def _batch_steps(ws, n: int, seed: int) -> dict[str, list[PathStep]]:
     batch = sample(ws, "inverse-frequency", n, seed, min_len=2, max_len=5)
-    return _steps_by_path(store.path_steps_with_skills(ws.db, graph_store.batch_path_ids(ws.db, batch.batch_id)))
+    return steps_by_path(store.path_steps_with_skills(ws.db, graph_store.batch_path_ids(ws.db, batch.batch_id)))
 
 
 def test_a_demo_batch_honours_its_skills_and_covers_the_categories(graph_workspace):
@@ -50,8 +53,8 @@ def test_a_skill_no_family_honours_fails_its_path_with_the_reason(graph_workspac
     store.create_run(ws.db, "synth-norecipe", "inverse-frequency", 1, 1, "offline", 1, None)
     store.attach_paths(ws.db, "synth-norecipe", "b", [path_id])
     batch = SynthBatch(ws, "synth-norecipe", 1, 1, engine=None, benchmark=None, progress=None,
-                       stop=threading.Event())
-    batch.process(path_id, steps)
+                       stop=threading.Event(), synthesizer=OfflineSynthesizer(BASE))
+    batch.process(PathContext(path_id, tuple(StepContext(s) for s in steps)))
     assert batch.report.failed == 1
     failures = store.run_failures(ws.db, "synth-norecipe")
     assert list(failures.path_id) == [path_id]
