@@ -1,4 +1,10 @@
-"""Pure summaries and figures of the LLM call log (calls, tokens, cost, cache, errors)."""
+"""Pure summaries and figures of the LLM call log (calls, tokens, cost, cache, errors), and of
+synthesis: cost per task and per batch with its accepted tasks.
+
+LLM synthesis calls carry the task id as `item` and the run id as `batch_id`, so cost per
+task, per stage and per batch come from the call log; task names and verdicts come from the
+tasks frame (`workbench.store.tasks.tasks_frame`: task_id, name, verdict), joined here.
+"""
 from __future__ import annotations
 
 import pandas as pd
@@ -6,6 +12,13 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from analysis.figures import clear_of_toolbar
+from pipeline.synth.llm import models as synth_stages
+
+# Every stage of LLM synthesis (llm_calls.stage), in the order a task goes through them.
+SYNTH_STAGES: tuple[str, ...] = (synth_stages.PLAN, synth_stages.ENVIRONMENT, synth_stages.INSTRUCTION,
+                                 synth_stages.SOLUTION, synth_stages.TESTS, *synth_stages.REPAIR.values(),
+                                 synth_stages.JUDGE)
+NOT_STORED = "(no task stored)"   # a path whose synthesis failed before its task was saved
 
 
 def totals(calls: pd.DataFrame) -> dict:
@@ -29,16 +42,90 @@ def by_stage_model(calls: pd.DataFrame) -> pd.DataFrame:
     return out.merge(lat.reset_index(), on=["stage", "model"], how="left")
 
 
-def by_batch(calls: pd.DataFrame) -> pd.DataFrame:
-    """One row per batch: when it ran, its calls, cache hits, tokens and cost."""
+def by_batch(calls: pd.DataFrame, tasks: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per batch: when it ran, its calls, cache hits, tokens and cost. With `tasks`,
+    also `accepted` (the tasks its synthesis calls worked on that were accepted; a synthesis
+    batch is its run) and `cost_per_accepted` (the batch's cost over them; NaN for none)."""
+    cols = ["batch_id", "started", "calls", "cache_hits", "tokens", "cost_usd", "errors"]
+    if tasks is not None:
+        cols += ["accepted", "cost_per_accepted"]
     if calls.empty:
-        return pd.DataFrame(columns=["batch_id", "started", "calls", "cache_hits", "tokens", "cost_usd", "errors"])
+        return pd.DataFrame(columns=cols)
     c = calls.assign(tokens=calls["prompt_tokens"] + calls["completion_tokens"],
                      error=calls["error_class"].notna(), batch_id=calls["batch_id"].fillna("(none)"))
     out = c.groupby("batch_id").agg(started=("created_at", "min"), calls=("stage", "size"),
                                     cache_hits=("cache_hit", "sum"), tokens=("tokens", "sum"),
                                     cost_usd=("cost_usd", "sum"), errors=("error", "sum")).reset_index()
-    return out.sort_values("started", ascending=False).reset_index(drop=True)
+    if tasks is not None:
+        accepted_ids = set(tasks.loc[tasks["verdict"] == "accepted", "task_id"]) if len(tasks) else set()
+        synth = c[c["stage"].isin(SYNTH_STAGES) & c["item"].isin(accepted_ids)]
+        accepted = synth.groupby("batch_id")["item"].nunique().rename("accepted")
+        out = out.merge(accepted.reset_index(), on="batch_id", how="left")
+        out["accepted"] = out["accepted"].fillna(0).astype(int)
+        out["cost_per_accepted"] = out["cost_usd"] / out["accepted"].where(out["accepted"] > 0)
+    return out.sort_values("started", ascending=False).reset_index(drop=True)[cols]
+
+
+def synthesis_calls(calls: pd.DataFrame) -> pd.DataFrame:
+    """The calls of LLM synthesis stages (planner, constructor, repairs, task judge)."""
+    return calls[calls["stage"].isin(SYNTH_STAGES)] if len(calls) else calls
+
+
+def _task_labels(items: pd.Series, tasks: pd.DataFrame) -> pd.DataFrame:
+    """task_id, name, verdict and a short unique label per synthesis item."""
+    names = dict(zip(tasks["task_id"], tasks["name"])) if len(tasks) else {}
+    verdicts = dict(zip(tasks["task_id"], tasks["verdict"])) if len(tasks) else {}
+    out = pd.DataFrame({"task_id": items.drop_duplicates().tolist()})
+    out["name"] = [names.get(t, NOT_STORED) for t in out["task_id"]]
+    out["verdict"] = [verdicts.get(t, "no task") for t in out["task_id"]]
+    # names repeat across runs of one path (and NOT_STORED repeats by design): the id tells them apart
+    out["task"] = out["name"] + " · " + out["task_id"].astype(str).str[:8]
+    return out
+
+
+def by_task(calls: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """One row per task that synthesis calls worked on (item = task id): its name and verdict
+    from `tasks`, calls, cache hits, tokens and cost; the most expensive first."""
+    cols = ["task_id", "name", "verdict", "calls", "cache_hits", "prompt_tokens", "completion_tokens", "tokens",
+            "cost_usd"]
+    c = synthesis_calls(calls)
+    c = c[c["item"].notna()] if len(c) else c
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    out = c.groupby("item").agg(calls=("stage", "size"), cache_hits=("cache_hit", "sum"),
+                                prompt_tokens=("prompt_tokens", "sum"),
+                                completion_tokens=("completion_tokens", "sum"),
+                                cost_usd=("cost_usd", "sum")).rename_axis("task_id").reset_index()
+    out["tokens"] = out["prompt_tokens"] + out["completion_tokens"]
+    out = out.merge(_task_labels(c["item"], tasks)[["task_id", "name", "verdict"]], on="task_id", how="left")
+    return out.sort_values(["cost_usd", "task_id"], ascending=[False, True]).reset_index(drop=True)[cols]
+
+
+def task_stage_costs(calls: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
+    """Long form: one row per (task, stage) with its calls, tokens and cost, for the figure."""
+    cols = ["task_id", "task", "stage", "calls", "tokens", "cost_usd"]
+    c = synthesis_calls(calls)
+    c = c[c["item"].notna()] if len(c) else c
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    c = c.assign(tokens=c["prompt_tokens"] + c["completion_tokens"])
+    out = c.groupby(["item", "stage"]).agg(calls=("stage", "size"), tokens=("tokens", "sum"),
+                                           cost_usd=("cost_usd", "sum")).reset_index()
+    out = out.rename(columns={"item": "task_id"}).merge(_task_labels(c["item"], tasks)[["task_id", "task"]],
+                                                        on="task_id")
+    return out[cols]
+
+
+def task_cost_figure(stage_costs: pd.DataFrame, top: int = 20) -> go.Figure:
+    """Horizontal bars: the `top` most expensive tasks, each split by synthesis stage."""
+    totals_ = stage_costs.groupby("task")["cost_usd"].sum().sort_values(ascending=False).head(top)
+    shown = stage_costs[stage_costs["task"].isin(totals_.index)]
+    stages = [s for s in SYNTH_STAGES if s in set(shown["stage"])]
+    fig = px.bar(shown, x="cost_usd", y="task", color="stage", orientation="h", hover_data=["calls", "tokens"],
+                 category_orders={"task": list(totals_.index), "stage": stages})
+    fig.update_layout(height=max(220, 28 * len(totals_) + 100), margin=dict(l=0, r=0, t=10, b=0),
+                      xaxis_title="cost (USD)", yaxis_title="", legend_title_text="stage")
+    return clear_of_toolbar(fig)
 
 
 def error_classes(calls: pd.DataFrame) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""LLM & cost: calls, tokens and cost by stage and model, cache hits, errors, over time."""
+"""LLM & cost: calls, tokens and cost by stage and model, cache hits, errors, over time; per synthesis
+task and per batch with its accepted tasks."""
 import streamlit as st
 
 from analysis import llm_costs
@@ -37,7 +38,17 @@ freq = st.selectbox("Bucket", ["1s", "10s", "1min", "10min", "1h", "1D"], index=
 st.plotly_chart(llm_costs.timeline_figure(llm_costs.over_time(calls, freq)), width="stretch", key="time_fig")
 st.subheader("By stage and model")
 st.dataframe(summary, hide_index=True, width="stretch")
+tasks = cached.tasks_frame(ws)
 st.subheader("By batch")
-st.dataframe(llm_costs.by_batch(calls), hide_index=True, width="stretch")
+st.caption("A synthesis batch is its run: accepted counts the tasks its calls worked on that were accepted.")
+st.dataframe(llm_costs.by_batch(calls, tasks), hide_index=True, width="stretch",
+             column_config={"cost_per_accepted": st.column_config.NumberColumn("cost per accepted task",
+                                                                             format="%.4f")})
+per_task = llm_costs.by_task(calls, tasks)
+if not per_task.empty:
+    st.subheader("By task (LLM synthesis)")
+    st.plotly_chart(llm_costs.task_cost_figure(llm_costs.task_stage_costs(calls, tasks)), width="stretch",
+                    key="task_cost_fig")
+    st.dataframe(per_task, hide_index=True, width="stretch")
 with st.expander("Latest calls"):
     st.dataframe(calls.head(500), hide_index=True, width="stretch")

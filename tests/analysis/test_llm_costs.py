@@ -4,6 +4,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pandas as pd
+import pytest
 
 from analysis import llm_costs
 
@@ -39,3 +40,67 @@ def test_empty_log():
     empty = _calls().iloc[0:0]
     assert llm_costs.totals(empty)["calls"] == 0
     assert llm_costs.by_batch(empty).empty and llm_costs.over_time(empty).empty
+
+
+def _synthesis_calls():
+    """Two runs of LLM synthesis: run r1 makes tasks t-acc (accepted, with a solution repair)
+    and t-rej (rejected); r2 makes t-acc2 (accepted) and fails a path whose task was never
+    stored (t-lost); a scenario-inference batch besides."""
+    t = datetime(2026, 1, 1, 12, 0, 0)
+    plan = [("r1", "t-acc", "synth_plan", 0.02), ("r1", "t-acc", "synth_solution", 0.03),
+            ("r1", "t-acc", "synth_repair_solution", 0.04), ("r1", "t-acc", "task_judge", 0.01),
+            ("r1", "t-rej", "synth_plan", 0.02), ("r1", "t-rej", "task_judge", 0.0),
+            ("r2", "t-acc2", "synth_plan", 0.05), ("r2", "t-lost", "synth_plan", 0.06),
+            ("b-scen", "skill-1", "scenario_inference", 0.5)]
+    rows = [{"created_at": t + timedelta(seconds=i), "batch_id": b, "stage": stage, "item": item,
+             "provider": "openai-compatible", "model": "m", "attempt": 1, "latency_ms": 10.0,
+             "prompt_tokens": 100, "completion_tokens": 20, "cost_usd": cost, "cache_hit": cost == 0.0,
+             "error_class": None} for i, (b, item, stage, cost) in enumerate(plan)]
+    tasks = pd.DataFrame({"task_id": ["t-acc", "t-rej", "t-acc2", "t-offline"],
+                          "name": ["workbench/llm-join", "workbench/llm-sort", "workbench/llm-join", "workbench/x"],
+                          "verdict": ["accepted", "rejected", "accepted", "accepted"]})
+    return pd.DataFrame(rows), tasks
+
+
+def test_cost_per_task_counts_synthesis_stages_and_names_the_task():
+    calls, tasks = _synthesis_calls()
+    per = llm_costs.by_task(calls, tasks).set_index("task_id")
+    assert list(per.index) == ["t-acc", "t-lost", "t-acc2", "t-rej"]  # the most expensive first
+    assert "skill-1" not in per.index  # scenario inference is no task's cost
+    assert per.loc["t-acc", "cost_usd"] == pytest.approx(0.10) and per.loc["t-acc", "calls"] == 4
+    assert per.loc["t-acc", "tokens"] == 480 and per.loc["t-rej", "cache_hits"] == 1
+    assert (per.loc["t-acc", "name"], per.loc["t-acc", "verdict"]) == ("workbench/llm-join", "accepted")
+    assert (per.loc["t-lost", "name"], per.loc["t-lost", "verdict"]) == (llm_costs.NOT_STORED, "no task")
+
+
+def test_cost_per_task_and_stage_feeds_a_figure_with_one_bar_per_task():
+    calls, tasks = _synthesis_calls()
+    long = llm_costs.task_stage_costs(calls, tasks)
+    acc = long[long["task_id"] == "t-acc"].set_index("stage")
+    assert acc["cost_usd"].to_dict() == pytest.approx({"synth_plan": 0.02, "synth_solution": 0.03,
+                                                       "synth_repair_solution": 0.04, "task_judge": 0.01})
+    # two tasks of one name stay apart by their ids
+    assert set(long["task"]) >= {"workbench/llm-join · t-acc", "workbench/llm-join · t-acc2"}
+    fig = llm_costs.task_cost_figure(long, top=2)
+    shown = {y for trace in fig.data for y in trace.y}
+    assert shown == {"workbench/llm-join · t-acc", f"{llm_costs.NOT_STORED} · t-lost"}
+    assert [t.name for t in fig.data] == ["synth_plan", "synth_solution", "synth_repair_solution", "task_judge"]
+
+
+def test_a_synthesis_batch_shows_its_accepted_tasks_and_the_cost_per_accepted_task():
+    calls, tasks = _synthesis_calls()
+    batches = llm_costs.by_batch(calls, tasks).set_index("batch_id")
+    assert batches.loc["r1", "accepted"] == 1 and batches.loc["r2", "accepted"] == 1
+    assert batches.loc["r1", "cost_per_accepted"] == pytest.approx(0.12)  # the rejected task's cost counts too
+    assert batches.loc["r2", "cost_per_accepted"] == pytest.approx(0.11)
+    assert batches.loc["b-scen", "accepted"] == 0 and pd.isna(batches.loc["b-scen", "cost_per_accepted"])
+    assert "accepted" not in llm_costs.by_batch(calls).columns  # without tasks: as before
+    assert list(llm_costs.by_batch(calls.iloc[0:0], tasks).columns)[-2:] == ["accepted", "cost_per_accepted"]
+
+
+def test_no_synthesis_calls_and_no_tasks():
+    calls, tasks = _synthesis_calls()
+    scen = calls[calls["stage"] == "scenario_inference"]
+    assert llm_costs.by_task(scen, tasks).empty and llm_costs.task_stage_costs(scen, tasks).empty
+    per = llm_costs.by_task(calls, tasks.iloc[0:0])
+    assert set(per["verdict"]) == {"no task"}

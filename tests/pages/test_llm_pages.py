@@ -1,6 +1,7 @@
 """LLM & cost and Settings pages through AppTest."""
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from workbench.config import REPO_ROOT
@@ -87,3 +88,30 @@ def test_settings_page_never_sends_the_key_to_a_changed_endpoint_without_confirm
         assert not at.warning
         workspace_call(workspace, "to b, confirmed")
         assert b.stats.authorizations["Bearer sk-page-bound"] == 1
+
+
+def test_llm_page_shows_cost_per_synthesis_task_and_per_accepted_task_of_a_run(graph_workspace, monkeypatch):
+    from tests.pages.synth_fixture import RUN_ID, make_synth_fixture
+    made = make_synth_fixture(graph_workspace)
+    accepted = next(t for t in made if t.verdict == "accepted")
+    rejected = next(t for t in made if t.verdict == "rejected")
+    log = CallLog(graph_workspace.db)
+    for item, stage, cost in [(accepted.task_id, "synth_plan", 0.02), (accepted.task_id, "synth_solution", 0.03),
+                              (accepted.task_id, "synth_repair_solution", 0.04),
+                              (accepted.task_id, "task_judge", 0.01), (rejected.task_id, "synth_plan", 0.05),
+                              ("never-stored", "synth_plan", 0.01)]:
+        log.add(CallRecord(stage=stage, item=item, provider="openai-compatible", model="m", attempt=1,
+                           latency_ms=50, prompt_tokens=100, completion_tokens=20, cost_usd=cost, batch_id=RUN_ID))
+    log.flush()
+    at = _page("llm_costs.py", graph_workspace, monkeypatch)
+    assert "By task (LLM synthesis)" in [h.value for h in at.subheader]
+    per_task = next(d.value for d in at.dataframe if "verdict" in d.value.columns).set_index("task_id")
+    assert per_task.loc[accepted.task_id, "name"] == accepted.name
+    assert per_task.loc[accepted.task_id, "cost_usd"] == pytest.approx(0.10)
+    assert per_task.loc[accepted.task_id, "calls"] == 4 and per_task.loc[rejected.task_id, "verdict"] == "rejected"
+    assert per_task.loc["never-stored", "name"] == "(no task stored)"
+    batches = next(d.value for d in at.dataframe if "cost_per_accepted" in d.value.columns).set_index("batch_id")
+    assert batches.loc[RUN_ID, "accepted"] == 1
+    assert batches.loc[RUN_ID, "cost_per_accepted"] == pytest.approx(0.16)
+    [fig] = [c for c in at.get("plotly_chart") if "count-errors-0" in c.proto.spec]
+    assert "task_judge" in fig.proto.spec and "synth_repair_solution" in fig.proto.spec
