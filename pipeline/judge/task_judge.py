@@ -197,8 +197,8 @@ def judge_task(caller: LLMCaller, bundle: TaskBundle, path: PathContext, *, item
     failed = [c for c in criteria if not c["passed"]]
     if failed:
         f = failed[0]
-        reason = (f"{len(failed)} judge criteria failed, first {f['name']} ({f['artifact']}): {f['note']} "
-                  f"— evidence {f['where']}: {f['evidence']!r}")
+        many = f"{len(failed)} judge criteria failed, first" if len(failed) > 1 else "judge criterion failed:"
+        reason = f"{many} {f['name']} ({f['artifact']}): {f['note']} — evidence {f['where']}: {f['evidence']!r}"
     else:
         reason = f"ok: all {len(criteria)} judge criteria passed"
     return CheckResult(name=CHECK, passed=not failed, reason=reason, seconds=time.monotonic() - t0, log=log,

@@ -91,7 +91,7 @@ def test_a_failing_criterion_fails_the_check_naming_it_and_its_evidence(judge_wi
     check, _ = judge_with(judgement(no_solution_leak={"passed": False, "evidence": LEAK_LINE,
                                                       "note": "It hands over the awk program."}), bundle)
     assert not check.passed
-    assert check.reason.startswith("1 judge criteria failed, first no_solution_leak (instruction): "
+    assert check.reason.startswith("judge criterion failed: no_solution_leak (instruction): "
                                    "It hands over the awk program.")
     assert "instruction.md:5" in check.reason and LEAK_LINE in check.reason
     failed = [c for c in check.details["criteria"] if not c["passed"]]
@@ -104,7 +104,7 @@ def test_a_failing_criterion_fails_the_check_naming_it_and_its_evidence(judge_wi
 def test_a_test_not_asked_for_blames_what_the_judge_says_is_wrong(judge_with, fault):
     check, _ = judge_with(judgement(tests_asked_for={"passed": False, "evidence": "tests/test_outputs.py::test_sum",
                                                      "note": "It wants a trailing newline.", "fault": fault}))
-    assert not check.passed and f"first tests_asked_for ({fault})" in check.reason
+    assert not check.passed and f"failed: tests_asked_for ({fault})" in check.reason
     [failed] = [c for c in check.details["criteria"] if not c["passed"]]
     assert failed["artifact"] == fault and failed["where"] == "tests/test_outputs.py::test_sum"
 
@@ -180,3 +180,19 @@ def test_evidence_is_found_as_an_instruction_line_a_test_line_or_a_test_name():
     assert text.locate('assert open("/app/sum.txt").read().strip() == "6"') == "tests/test_outputs.py:3"
     assert text.locate("test_sums") is None and text.locate("sum") is None
     assert json.dumps(task_judge.TaskJudgement.model_json_schema())  # a schema the client can send
+
+
+def test_the_repair_router_reads_the_judges_criteria(judge_with):
+    from pipeline.verify.failures import failures_of
+    check, _ = judge_with(judgement(requirements_tested={"passed": False, "evidence": SUM_SENTENCE,
+                                                         "note": "No test reads the sum's trailing newline."},
+                                    exercises_skills={"passed": False, "evidence": "# Sum the numbers",
+                                                      "note": "Nothing needs awk or paste."}))
+    assert check.reason.startswith("2 judge criteria failed, first requirements_tested (tests): ")
+    failures = failures_of([check])
+    assert [(f.check, f.artifact, f.repairable) for f in failures] == [("judge", "tests", True),
+                                                                       ("judge", "instruction", True)]
+    assert any(SUM_SENTENCE in e for e in failures[0].evidence)
+    unusable, _ = judge_with("not JSON at all", sum_bundle(numbers="5\n"), reask_limit=0)
+    [f] = failures_of([unusable])
+    assert not f.repairable and f.reason.startswith("no usable verdict")
