@@ -29,6 +29,7 @@ verdict) is kept with `repairable=False`: the task is rejected with its reason, 
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -48,6 +49,9 @@ EVIDENCE_LINES = 30            # log lines kept as evidence: the tail, where the
 EVIDENCE_LINE_CHARS = 300
 TEST_PHASE_MARK = "$ bash /tests/test.sh"   # docker_checks' log: solve.sh output, then the tests'
 SOLVE_MARK = "$ bash /solution/solve.sh"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# Docker's classic builder reports layers it reused or cleaned up; none of it says what broke.
+_BUILD_NOISE = re.compile(r"^\s*(---> |Removing intermediate container )")
 
 
 class Failure(BaseModel):
@@ -82,6 +86,11 @@ def tail(text: str, n: int = EVIDENCE_LINES) -> list[str]:
     return lines[-n:]
 
 
+def build_lines(log: str) -> str:
+    """A build log without colour codes and the builder's layer bookkeeping."""
+    return "\n".join(ln for ln in _ANSI.sub("", log).splitlines() if not _BUILD_NOISE.match(ln))
+
+
 def _log_part(log: str, part: str) -> str:
     """The solve.sh or the test phase part of a no-op/oracle log (the whole log if unmarked)."""
     head, mark, rest = log.partition(TEST_PHASE_MARK)
@@ -102,7 +111,7 @@ def _test_evidence(check: CheckResult) -> tuple[list[str], list[str]]:
 def _failure(check: CheckResult, artifact: str, part: str | None = None, **kw) -> Failure:
     """A Failure of `check` with its failing tests and the tail of the relevant log part."""
     bad, lines = _test_evidence(check)
-    log = _log_part(check.log, part) if part else check.log
+    log = _log_part(check.log, part) if part else build_lines(check.log) if check.name == "build" else check.log
     return Failure(check=check.name, artifact=artifact, reason=kw.pop("reason", check.reason),
                    evidence=lines + tail(log), failing_tests=bad, **kw)
 
