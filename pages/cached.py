@@ -20,6 +20,7 @@ from analysis import scenario_map
 from workbench.store import curation, export_rows, revision
 from workbench.store import graph as graph_store
 from workbench.store import llm_calls
+from workbench.store import repairs as repair_store
 from workbench.store import scenarios as scenario_store
 from workbench.store import skills as skill_store
 from workbench.store import status as status_store
@@ -77,6 +78,9 @@ task_runs = store_query(task_store.runs)
 checks_for = store_query(task_store.checks_for, max_entries=64)
 funnel_counts = store_query(task_store.funnel_counts, max_entries=32)
 calls_frame = store_query(llm_calls.calls_frame, max_entries=4)
+attempts_for = store_query(repair_store.attempts_for, max_entries=64)
+task_stage_costs = store_query(repair_store.stage_costs, max_entries=64)
+repair_counts = store_query(repair_store.repair_counts, max_entries=32)
 
 
 @st.cache_resource(ttl=TTL_S, max_entries=4, show_spinner=False)

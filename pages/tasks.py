@@ -3,6 +3,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from analysis import repairs_view as rv
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
 from analysis.display import text_or_missing
@@ -44,6 +45,9 @@ cols[2].metric("Tasks accepted", funnel["accepted"])
 cols[3].metric("Verified / sampled", f"{tv.yield_ratio(funnel):.0%}")
 left, right = st.columns([3, 2])
 left.plotly_chart(tv.funnel_figure(funnel), width="stretch", key="funnel")
+repaired = rv.repairs_funnel(cached.repair_counts(ws, scope))
+if not repaired.empty:
+    left.plotly_chart(rv.repairs_figure(repaired), width="stretch", key="repairs_funnel")
 with right:
     breakdown = tv.failure_breakdown(tasks)
     st.markdown("**Why tasks were rejected** (all tasks)")
@@ -75,12 +79,13 @@ if hidden := tv.hidden_unverified(tasks, verdicts):
     st.caption(f"{hidden} unverified task(s) (pending, or cancelled with their run) are hidden: "
                "pick their verdict under Verdict to see them.")
 view = shown[["name", "verdict", "failed_check", "category", "difficulty", "n_steps", "skill_names", "provider",
-              "created_at", "task_id"]]
+              "repairs", "cost_usd", "created_at", "task_id"]]
 picked = st.dataframe(view, hide_index=True, width="stretch", height=300, key="tasks_table",
                       on_select="rerun", selection_mode="single-row",
                       column_config={"failed_check": st.column_config.TextColumn("failed check"),
                                      "n_steps": st.column_config.NumberColumn("steps"),
                                      "skill_names": st.column_config.ListColumn("source skills"),
+                                     "cost_usd": st.column_config.NumberColumn("LLM cost", format="$%.4f"),
                                      "created_at": st.column_config.DatetimeColumn("created"),
                                      "task_id": None})
 open_clicked_row(picked, view, "task_id", "detail_task")
@@ -117,7 +122,9 @@ except (BundleError, OSError) as exc:
     bundle_problem = str(exc)
 else:
     bundle_problem = ""
-tab_files, tab_checks, tab_path = st.tabs([f"Files ({len(files)})", f"Checks ({len(checks)})", "Path"])
+attempts = cached.attempts_for(ws, tid)
+tab_files, tab_checks, tab_repairs, tab_path = st.tabs([f"Files ({len(files)})", f"Checks ({len(checks)})",
+                                                        f"Repairs ({len(attempts)})", "Path"])
 
 with tab_files:
     if bundle_problem:
@@ -161,6 +168,25 @@ with tab_checks:
             if extra := tv.other_details(details):
                 st.json(extra, expanded=False)
             st.code(c["log"] or "(no log)", language="text")
+
+with tab_repairs:
+    st.markdown(f"**{rv.history_note(t, attempts)}**")
+    if not attempts.empty:
+        st.dataframe(rv.history_table(attempts), hide_index=True, width="stretch", key=f"repairs_{tid}",
+                     column_config={"cost_usd": st.column_config.NumberColumn("cost", format="$%.4f")})
+    for _, a in attempts.iterrows():
+        with st.expander(rv.attempt_title(a), expanded=a["n"] == attempts["n"].max(), icon=rv.attempt_icon(a)):
+            st.markdown(f"**{a['reason']}**")
+            if a["evidence"]:
+                st.code("\n".join(a["evidence"]), language="text")
+            st.code(a["diff"] or "(no diff recorded)", language="diff")
+    if not rv.is_offline(t):
+        costs = cached.task_stage_costs(ws, tid)
+        st.markdown("**LLM cost per stage**")
+        st.caption(rv.cost_note(costs))
+        if not costs.empty:
+            st.dataframe(rv.cost_table(costs), hide_index=True, width="stretch", key=f"stage_costs_{tid}",
+                         column_config={"cost_usd": st.column_config.NumberColumn("cost", format="$%.4f")})
 
 with tab_path:
     st.dataframe(tv.task_path(t, cached.task_fidelity(ws, tid)), hide_index=True, width="stretch", key="task_path")

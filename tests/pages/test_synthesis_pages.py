@@ -157,7 +157,7 @@ def test_every_tab_of_a_verified_task_renders(graph_workspace, monkeypatch):
     at = open_page(ws, monkeypatch, "tasks.py")
     at.selectbox(key="detail_task").set_value(made[0].task_id).run()
     assert not at.exception, at.exception
-    assert _tab_labels(at) == [f"Files ({len(made[0].files)})", "Checks (5)", "Path"]
+    assert _tab_labels(at) == [f"Files ({len(made[0].files)})", "Checks (5)", "Repairs (0)", "Path"]
     # Checks: one expander per check, the rubric's count of test functions among its details
     titles = [e.label for e in at.expander]
     assert [t.split(" · ")[0] for t in titles if " s" in t][:5] == ["build", "no-op fails", "oracle passes",

@@ -1,0 +1,96 @@
+"""The Tasks page's Repairs tab through AppTest, on rows written by the real store: an LLM
+task repaired twice (each attempt with its diff, the task's LLM cost per stage), an LLM task
+built right the first time, an offline task; the task list's provider, repairs and cost;
+the "accepted after N repairs" funnel."""
+from __future__ import annotations
+
+import pytest
+
+from tests.pages.apptest_helpers import chart, frame, open_page, plotly_array
+from tests.pages.repairs_fixture import CALLS, ENV_DIFF, PULL_DENIED, TESTS_DIFF, add_llm_run, stage_cost
+from tests.pages.synth_fixture import make_synth_fixture
+
+
+@pytest.fixture
+def page(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    llm = add_llm_run(ws, made)
+    at = open_page(ws, monkeypatch, "tasks.py")
+    return at, made, llm
+
+
+def _open(at, task_id: str):
+    at.selectbox(key="detail_task").set_value(task_id).run()
+    assert not at.exception, at.exception
+    return {t.label.split(" (")[0]: t for t in at.tabs}
+
+
+def test_an_llm_task_shows_each_repair_with_its_diff_and_its_cost_per_stage(page):
+    at, _, llm = page
+    tabs = _open(at, llm.repaired.task_id)
+    assert [t.label for t in at.tabs] == [f"Files ({len(llm.repaired.files)})", "Checks (5)", "Repairs (2)", "Path"]
+    repairs = tabs["Repairs"]
+    assert [m.value for m in repairs.markdown][0] == "**2 repairs (1 fixed what failed); accepted after them**"
+    history = next(d.value for d in repairs.dataframe if "artifact" in d.value.columns)
+    assert history["artifact"].tolist() == ["environment", "tests"]
+    assert history["check"].tolist() == ["build", "oracle"] and history["outcome"].tolist() == ["moved_on", "fixed"]
+    assert history["reason"].iloc[0] == PULL_DENIED and history["tokens"].tolist() == [1700, 1650]
+    # each attempt's diff as a diff, with its evidence
+    diffs = {c.value: c.language for c in repairs.code}
+    assert diffs[ENV_DIFF.rstrip("\n")] == "diff" and diffs[TESTS_DIFF.rstrip("\n")] == "diff"
+    assert "Step 1/3 : FROM ubuntu:22.04\npull access denied for ubuntu" in diffs
+    titles = [e.label for e in repairs.expander]
+    assert titles == ["#1 · environment · after build · moved on · 1,700 tokens · $0.0004",
+                      "#2 · tests · after oracle · fixed · 1,650 tokens · $0.0004"]
+    # its LLM calls per stage, in the order made, with a total
+    costs = next(d.value for d in repairs.dataframe if "stage" in d.value.columns)
+    assert costs["stage"].tolist() == [*CALLS, "total"]
+    assert costs["calls"].tolist() == [1, 1, 1, 1, 2, 6]
+    assert costs["cost_usd"].iloc[-1] == pytest.approx(stage_cost(list(CALLS)))
+    tokens = sum(n * (pt + ct) for n, pt, ct, _ in CALLS.values())
+    assert tokens == 10_450
+    assert any(c.value == f"6 LLM call(s), 10,450 tokens, ${stage_cost(list(CALLS)):.4f} in all"
+               for c in repairs.caption)
+    # the other tabs still render for an LLM task
+    assert any("Count the errors (llm-marker-0)" in c.value for c in tabs["Files"].code)
+    assert len(tabs["Checks"].expander) == 5
+    assert frame(at, "step", "skill")["skill"].tolist() == llm.repaired.skill_names
+
+
+def test_an_llm_task_with_no_repairs_and_an_offline_task_say_so(page):
+    at, made, llm = page
+    tabs = _open(at, llm.first_time.task_id)
+    assert "Repairs (0)" in [t.label for t in at.tabs]
+    repairs = tabs["Repairs"]
+    assert repairs.markdown[0].value == "**no repairs: built right the first time**"
+    assert not repairs.expander and not [c for c in repairs.code if c.language == "diff"]
+    costs = next(d.value for d in repairs.dataframe if "stage" in d.value.columns)
+    assert costs["stage"].tolist() == ["synth_plan", "synth_environment", "task_judge", "total"]
+
+    tabs = _open(at, llm.given_up.task_id)
+    assert tabs["Repairs"].markdown[0].value == "**1 repair (0 fixed what failed); rejected after them**"
+
+    tabs = _open(at, made[0].task_id)
+    repairs = tabs["Repairs"]
+    assert repairs.markdown[0].value == "**offline task: made from recipes, never repaired**"
+    assert not repairs.dataframe and not repairs.expander
+    assert not any("LLM cost per stage" in m.value for m in repairs.markdown)
+    assert [t.label for t in at.tabs] == [f"Files ({len(made[0].files)})", "Checks (5)", "Repairs (0)", "Path"]
+
+
+def test_the_list_shows_provider_repairs_and_cost_and_the_yield_shows_accepted_after_n_repairs(page):
+    at, made, llm = page
+    table = frame(at, "name", "provider", "repairs", "cost_usd").set_index("name")
+    assert table.loc[llm.repaired.name, "provider"] == "llm" and table.loc[made[0].name, "provider"] == "offline"
+    assert table.loc[llm.repaired.name, "repairs"] == 2 and table.loc[llm.first_time.name, "repairs"] == 0
+    assert table.loc[llm.repaired.name, "cost_usd"] == pytest.approx(stage_cost(list(CALLS)))
+    fig = chart(at, "repairs_funnel")
+    accepted, rejected = fig["data"]
+    assert accepted["x"] == ["0", "1", "2"]
+    assert plotly_array(accepted["y"]).tolist() == [1, 0, 1] and plotly_array(rejected["y"]).tolist() == [0, 1, 0]
+    assert fig["layout"]["title"]["text"] == "Accepted after N repairs: 2 accepted, 1 of them with none"
+    # the offline run alone: its tasks are never repaired, so there is no such figure
+    from tests.pages.synth_fixture import RUN_ID
+    at.selectbox(key="yield_run").set_value(RUN_ID).run()
+    assert not [el for el in at.get("plotly_chart") if "repairs_funnel" in el.proto.id]
