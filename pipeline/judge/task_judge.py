@@ -60,7 +60,8 @@ MAX_CHARS = {"instruction": 12_000, "tests": 16_000, "solution": 8_000}
 _BLOCKS = ("instruction_md", "tests", "solve_sh", "path")
 _CLOSING_TAG = re.compile(r"</\s*(" + "|".join(_BLOCKS) + r")\b", re.I)
 _TEST_DEF = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(", re.M)
-_TEST_REF = re.compile(r"(?:(?P<file>[\w./-]+\.py)::)?(?:\w+::)?(?P<name>test\w*)(?:\(\))?")
+# A test's name, as a node id or a call, maybe followed by a remark ("test_sum: wants a newline").
+_TEST_REF = re.compile(r"`?(?:(?P<file>[\w./-]+\.py)::)?(?:\w+::)?(?P<name>test\w*)(?:\(\))?`?(?=$|[\s:,;.—-])")
 
 
 class CriterionVerdict(BaseModel):
@@ -102,9 +103,10 @@ class JudgedText:
 
     @classmethod
     def of(cls, bundle: TaskBundle) -> JudgedText:
+        def text(path: str) -> str:  # a missing file reads as empty: the judge then says what lacks
+            return bundle.text(path) if path in bundle.files else ""
         tests = {p: bundle.text(p) for p in sorted(bundle.files) if p.startswith("tests/") and p.endswith(".py")}
-        solve = bundle.text("solution/solve.sh") if "solution/solve.sh" in bundle.files else ""
-        return cls(bundle.text("instruction.md"), tests, solve)
+        return cls(text("instruction.md"), tests, text("solution/solve.sh"))
 
     def test_names(self) -> dict[str, str]:
         """Test function name -> the file that defines it."""
@@ -112,7 +114,7 @@ class JudgedText:
 
     def locate(self, evidence: str) -> str | None:
         """Where the evidence is in the bundle ("instruction.md:3", "tests/x.py::test_y"), or None."""
-        ref = _TEST_REF.fullmatch(evidence.strip().strip("`"))
+        ref = _TEST_REF.match(evidence.strip())
         names = self.test_names()
         if ref and ref.group("name") in names:
             return f"{names[ref.group('name')]}::{ref.group('name')}"

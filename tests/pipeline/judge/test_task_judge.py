@@ -178,7 +178,9 @@ def test_evidence_is_found_as_an_instruction_line_a_test_line_or_a_test_name():
     assert text.locate(f"`{SUM_SENTENCE}`") == "instruction.md:3"
     assert text.locate("test_sum()") == text.locate("test_outputs.py::test_sum") == "tests/test_outputs.py::test_sum"
     assert text.locate('assert open("/app/sum.txt").read().strip() == "6"') == "tests/test_outputs.py:3"
+    assert text.locate("`test_sum`: checks the sum only") == "tests/test_outputs.py::test_sum"  # a remark after it
     assert text.locate("test_sums") is None and text.locate("sum") is None
+    assert text.locate("test_sumfoo: a test that is not there") is None
     assert json.dumps(task_judge.TaskJudgement.model_json_schema())  # a schema the client can send
 
 
@@ -196,3 +198,9 @@ def test_the_repair_router_reads_the_judges_criteria(judge_with):
     unusable, _ = judge_with("not JSON at all", sum_bundle(numbers="5\n"), reask_limit=0)
     [f] = failures_of([unusable])
     assert not f.repairable and f.reason.startswith("no usable verdict")
+
+
+def test_a_bundle_without_an_instruction_or_solution_is_judged_as_empty_not_a_crash():
+    from workbench.sandbox.bundle import TaskBundle
+    text = task_judge.JudgedText.of(TaskBundle({"tests/test_outputs.py": "def test_x():\n    assert True\n"}))
+    assert (text.instruction, text.solution) == ("", "") and text.test_names() == {"test_x": "tests/test_outputs.py"}
