@@ -7,7 +7,6 @@ whose verification was cut short by a stop is simply verified again.
 """
 from __future__ import annotations
 
-import logging
 import os
 import threading
 import time
@@ -31,10 +30,10 @@ from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle, write_bundle
 from workbench.sandbox.engine import Engine, SandboxError
+from workbench.store import repairs as repair_store
 from workbench.store import tasks as store
 from workbench.workspace import Workspace
 
-log = logging.getLogger(__name__)
 Progress = Callable[[dict], None]
 NO_RECIPE = "no offline recipe"   # how a path failed by a skill the library cannot honour is recorded
 TIMINGS = ("llm_s", "docker_s", "total_s")   # summed over the run's paths (thread-seconds, not wall time)
@@ -172,7 +171,11 @@ class SynthBatch:
             scenario_ids=list(dict.fromkeys(a for s in steps for a in (s.src_anchor, s.dst_anchor))),
             provider=self.synthesizer.provider, bundle_dir=rel, bundle_hash=bundle.content_hash()),
             near_dup_key=task.near_dup_key, skill_fidelity=[f.as_dict() for f in task.fidelity])
-        _save_attempts(self.ws, task_id, outcome.attempts)
+        note = outcome.error
+        try:
+            repair_store.save_attempts(self.ws.db, task_id, [a.model_dump() for a in outcome.attempts])
+        except repair_store.AttemptError as exc:   # a synthesizer bug; the task and its checks still count
+            note = "; ".join(filter(None, [note, f"repair attempts not stored: {exc}"]))
         store.set_path_stage(self.ws.db, self.run_id, path_id, "synthesized", task_id=task_id)
         self._tick(synthesized=1)
         checks = outcome.checks
@@ -182,9 +185,8 @@ class SynthBatch:
                 return
         image = next((c.details.get("image") for c in checks if c.name == "build" and c.passed), None)
         verdict = store.save_verification(self.ws.db, task_id, checks, image, self.run_id, path_id)
-        if outcome.error:   # e.g. repairs exhausted: kept beside the checks that say which failed
-            store.set_path_stage(self.ws.db, self.run_id, path_id, "verified", task_id=task_id,
-                                 error=outcome.error[:2000])
+        if note:   # e.g. repairs exhausted: kept beside the checks that say which failed
+            store.set_path_stage(self.ws.db, self.run_id, path_id, "verified", task_id=task_id, error=note[:2000])
         failed = next((c for c in checks if not c.passed), None)
         if failed:
             with self._lock:
@@ -226,18 +228,6 @@ class SynthBatch:
             pool.shutdown(wait=True)
         self.report.seconds = time.monotonic() - t0
         return self.report
-
-
-def _save_attempts(ws: Workspace, task_id: str, attempts: list) -> None:
-    """Every repair attempt of the task, in the store (helper G's module; until it lands the
-    attempts of a batch are not kept, see NOTES)."""
-    try:
-        from workbench.store.repairs import save_attempts
-    except ImportError:
-        if attempts:
-            log.warning("repair attempts of %s not stored: workbench.store.repairs is missing", task_id)
-        return
-    save_attempts(ws.db, task_id, [a.model_dump() for a in attempts])
 
 
 def check_lengths(min_len: int, max_len: int) -> None:
@@ -320,7 +310,8 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         raise
     finally:
         if opened is not None:
-            opened.close()
+            opened.close()    # flushes the call log: the tasks' costs can be read from it now
+            repair_store.refresh_costs(ws.db, run_id)
     report.cost_usd = opened.cost_usd
     cap = budget_usd if budget_usd is not None else opened.cap_usd
     _finish(ws, report, stop, batch.budget_spent.is_set(), cap, notes)
