@@ -34,6 +34,7 @@ from pipeline.verify.failures import Failure, tail
 from workbench.llm.client import LLMResult, StructuredOutputError
 from workbench.sandbox.bundle import tree_hash
 from workbench.sandbox.engine import Limits
+from workbench.sandbox.session import SessionStopped
 
 SOLVE_CHECK = "solve"            # solve.sh run in a live Session (crash / timeout / limit -> solution)
 REPLY_CHECK = "guard.reply"      # a reply that never fit its stage's schema
@@ -49,6 +50,10 @@ SCHEMAS: dict[str, type[BaseModel]] = {"environment": EnvManifest, "solution": S
                                        "tests": TestsDraft, "instruction": Instruction}
 FILE_OF = {"environment": "environment.json", "solution": "solution/solve.sh",
            "tests": "tests/test_outputs.py", "instruction": "instruction.md"}
+
+
+class Stopped(Exception):
+    """The batch asked to stop (SynthTools.stop): the task is left unfinished, resume makes it."""
 
 
 class Exhausted(Exception):
@@ -102,6 +107,7 @@ class Work:
     def ask(self, stage: str, schema: type[BaseModel], artifact: str, **values: str
             ) -> tuple[BaseModel | None, list[Failure]]:
         """A first reply; an unusable one is a failure of `artifact` (repaired like any other)."""
+        self.stop_if_asked()
         try:
             res = self.caller.render_and_ask(stage, self.item, schema, timer=self.timer,
                                              path_id=self.path.path_id, base_tools=BASE_TOOLS, **values)
@@ -111,6 +117,7 @@ class Work:
 
     def repair(self, artifact: str, failure: Failure, current: BaseModel | None) -> BaseModel | None:
         """One repair call, recorded as a RepairAttempt (None: the repair reply was unusable too)."""
+        self.stop_if_asked()
         old = artifact_text(artifact, current)
         evidence = failure.evidence[-EVIDENCE_LINES:]
         attempt = RepairAttempt(n=len(self.attempts) + 1, artifact=artifact, check=failure.check,
@@ -151,6 +158,10 @@ class Work:
             model, failures = new, check(new)
             self.attempts[-1].outcome = "fixed" if not failures else "still_failing"
         return model
+
+    def stop_if_asked(self) -> None:
+        if self.tools.stop.is_set():
+            raise Stopped()
 
     def context_for(self, artifact: str, draft: Draft | None = None) -> str:
         """What a repair prompt sees of the task besides the artifact itself."""
@@ -212,7 +223,11 @@ class Work:
                     reason = res.reason("solution/solve.sh", self.agent_timeout_s, limits.output_bytes)
                     return [Failure(check=SOLVE_CHECK, artifact="solution", reason=reason,
                                     evidence=tail(res.output, EVIDENCE_LINES))]
-                after = read_state(s, tools=self.plan_tools, since=draft.before)
+                try:
+                    after = read_state(s, tools=self.plan_tools, since=draft.before)
+                except SessionStopped as exc:   # what solve.sh left made reading the state hit a limit
+                    return [Failure(check=SOLVE_CHECK, artifact="solution",
+                                    reason=f"solve.sh finished, but reading what it left failed: {exc}")]
             draft.after, draft.diff = after, diff_states(draft.before, after)
             return []
         return check

@@ -84,6 +84,7 @@ def verify_and_repair(work: Work, draft: Draft, make_bundle: Callable[[Draft], T
                       judge: bool = True) -> Verified:
     """Verify; while something fails and may be repaired, repair it and verify again."""
     while True:
+        work.stop_if_asked()
         bundle = make_bundle(draft)
         checks = run_checks(work, bundle, judge=judge)
         _hint(checks, draft)

@@ -16,7 +16,7 @@ from pipeline.repair.route import exhausted_reason
 from pipeline.synth.compose import SynthesizedTask, step_category, task_slug
 from pipeline.synth.llm import render
 from pipeline.synth.llm.calls import LLMCaller
-from pipeline.synth.llm.constructor import Draft, Exhausted, Work
+from pipeline.synth.llm.constructor import Draft, Exhausted, Stopped, Work
 from pipeline.synth.llm.fidelity import recipe_of, step_fidelities
 from pipeline.synth.llm.models import ENVIRONMENT, INSTRUCTION, JUDGE, PLAN, REPAIR, SOLUTION, TESTS, Plan
 from pipeline.synth.llm.planner import PlanError, make_plan
@@ -28,6 +28,7 @@ from workbench.sandbox.bundle import TaskBundle
 SYNTH_LLM_VERSION = "1"
 STAGES = (PLAN, ENVIRONMENT, INSTRUCTION, SOLUTION, TESTS, *REPAIR.values())
 VERIFIER_TIMEOUT_S = 180.0
+STOPPED = "stopped before the task was finished (resume makes it)"
 
 
 def difficulty_of(plan: Plan, n_steps: int) -> str:
@@ -106,6 +107,8 @@ class LLMSynthesizer:
             draft = work.construct()
         except Exhausted as exc:
             return done(task=None, attempts=work.attempts, error=exhausted_reason(exc.failures, work.budget))
+        except Stopped:
+            return done(task=None, attempts=work.attempts, error=STOPPED)
 
         first = path.steps[0].step
         category = step_category(first)
@@ -118,7 +121,10 @@ class LLMSynthesizer:
                                difficulty=difficulty, base_image=tools.base_image,
                                agent_timeout_s=self.agent_timeout_s(path))
 
-        verified = verify_and_repair(work, draft, make_bundle, judge=self.judge)
+        try:
+            verified = verify_and_repair(work, draft, make_bundle, judge=self.judge)
+        except Stopped:
+            return done(task=None, attempts=work.attempts, error=STOPPED)
         made = set(draft.diff.changed_paths) if draft.diff is not None else set()
         solve = verified.bundle.text("solution/solve.sh")
         task = SynthesizedTask(bundle=verified.bundle, name=name, category=category, difficulty=difficulty,

@@ -2,6 +2,7 @@
 server, real Docker builds, Sessions and verification."""
 from __future__ import annotations
 
+import threading
 import tomllib
 
 import pytest
@@ -12,7 +13,7 @@ from pipeline.synth.protocol import SynthTools
 from tests.pipeline.synth.llm.paid_orders import PATH, SOLVE, PaidOrders
 from tests.workbench.llm.conftest import make_settings
 from workbench.llm.client import LLMClient
-from workbench.llm.replay_server import ReplayServer
+from workbench.llm.replay_server import ReplayServer, Rule
 from workbench.sandbox.base_image import base_image_name
 
 
@@ -49,6 +50,28 @@ def test_task_id_is_known_before_any_call_and_names_what_the_task_is_made_from()
         caller.close()
     finally:
         srv.stop()
+
+
+def test_a_stop_during_the_work_leaves_the_path_unfinished_without_further_calls():
+    """The batch's stop (SynthTools.stop) is honoured before every LLM call: no task, nothing built."""
+    from pipeline.synth.llm.synthesizer import STOPPED
+    stop = threading.Event()
+    script = PaidOrders()
+
+    def reply(body):
+        stop.set()          # the user pressed stop while the plan was being written
+        return script.reply(body)
+    srv = ReplayServer().start()
+    try:
+        srv.add_rule(Rule(match=None, reply=reply))
+        caller = LLMCaller(LLMClient(make_settings(srv)))
+        tools = SynthTools(engine=None, base_image="img:1", stop=stop)
+        out = LLMSynthesizer(caller, model="test-model").synthesize(PATH, 1, tools)
+        caller.close()
+    finally:
+        srv.stop()
+    assert out.task is None and out.error == STOPPED
+    assert dict(script.calls) == {"synth_plan": 1}
 
 
 @pytest.mark.docker
