@@ -103,6 +103,12 @@ class Level:
         return self.timings.get(key, 0.0) / total
 
     @property
+    def busy(self) -> float:
+        """Share of the c workers' wall time spent inside `synthesize` (the rest: sampling,
+        path contexts, storing outcomes, idle workers at the tail)."""
+        return self.timings.get("total_s", 0.0) / (self.wall_s * self.concurrency) if self.wall_s else float("nan")
+
+    @property
     def calls_per_task(self) -> float:
         return self.server_calls / self.accepted if self.accepted else float("nan")
 
@@ -183,7 +189,7 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
         raise SystemExit(f"{ws.cache_dir} has a response cache: the template must have none")
     if provider == "llm":
         from pipeline.synth.llm.scripted import ScriptedSynthesis
-    rules = [ScriptedSynthesis(ws).rule()] if provider == "llm" else []
+    rules = [ScriptedSynthesis(ws, seed=seed).rule()] if provider == "llm" else []
     level = Level(c)
     with ReplayServer(Script(rules), latency_s=latency) as srv:
         env = {"WORKBENCH_LLM_BASE_URL": srv.base_url, "WORKBENCH_LLM_MODEL": "replay",
@@ -222,12 +228,12 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
 # ---------------------------------------------------------------- main
 def print_table(levels: list[Level]) -> None:
     log("")
-    log(f"{'c':>3} {'wall s':>7} {'cpu s':>6} {'accepted':>9} {'tasks/min':>9} {'x c1':>5} "
+    log(f"{'c':>3} {'wall s':>7} {'cpu s':>6} {'accepted':>9} {'tasks/min':>9} {'x c1':>5} {'busy %':>6} "
         f"{'llm %':>6} {'docker %':>8} {'own %':>6} {'calls/task':>10} {'in flight':>9} {'imgs there':>10}")
     base = levels[0].tasks_per_min or float("nan")
     for lv in levels:
         log(f"{lv.concurrency:>3} {lv.wall_s:>7.1f} {lv.cpu_s:>6.1f} {lv.accepted:>4}/{lv.sampled:<4} "
-            f"{lv.tasks_per_min:>9.2f} {lv.tasks_per_min / base:>5.2f} {100 * lv.share('llm_s'):>6.1f} "
+            f"{lv.tasks_per_min:>9.2f} {lv.tasks_per_min / base:>5.2f} {100 * lv.busy:>6.1f} {100 * lv.share('llm_s'):>6.1f} "
             f"{100 * lv.share('docker_s'):>8.1f} {100 * lv.share('own'):>6.1f} {lv.calls_per_task:>10.1f} "
             f"{lv.max_in_flight:>9} {lv.images_there:>10}")
     log("")
