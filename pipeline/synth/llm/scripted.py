@@ -210,6 +210,19 @@ def judge_reply(instruction_md: str, test_names: list[str], *, flag_skills: bool
     return out
 
 
+def correct_reply(stage: str, t: ScriptedTask) -> dict | str:
+    """The right answer of a stage (a repair stage: the correct artifact it rewrites)."""
+    artifact = next((a for a, s in M.REPAIR.items() if s == stage), None)
+    by_stage = {M.PLAN: t.plan, M.ENVIRONMENT: t.manifest, M.INSTRUCTION: t.instruction,
+                M.SOLUTION: t.solution, M.TESTS: t.tests}
+    by_artifact = {"environment": t.manifest, "instruction": t.instruction, "solution": t.solution,
+                   "tests": t.tests}
+    model = by_stage.get(stage) or (by_artifact[artifact] if artifact else None)
+    if model is None:
+        return f"no scripted reply for stage {stage}"
+    return model.model_dump(by_alias=True)
+
+
 # --- the replay rule ------------------------------------------------------------------------------
 
 class ScriptedSynthesis:
@@ -286,20 +299,8 @@ class ScriptedSynthesis:
             bad = broken(fault, stage_name, t, k)
             if bad is not None:
                 return bad
-        return self._correct(stage_name, t)
-
-    @staticmethod
-    def _correct(stage: str, t: ScriptedTask) -> dict | str:
-        artifact = next((a for a, s in M.REPAIR.items() if s == stage), None)
-        by_stage = {M.PLAN: t.plan, M.ENVIRONMENT: t.manifest, M.INSTRUCTION: t.instruction,
-                    M.SOLUTION: t.solution, M.TESTS: t.tests}
-        by_artifact = {"environment": t.manifest, "instruction": t.instruction, "solution": t.solution,
-                       "tests": t.tests}
-        model = by_stage.get(stage) or (by_artifact[artifact] if artifact else None)
-        if model is None:
-            return f"no scripted reply for stage {stage}"
-        return model.model_dump(by_alias=True)
+        return correct_reply(stage_name, t)
 
 
-__all__ = ["FAULTS", "MISSING_FILE", "ScriptedSynthesis", "ScriptedTask", "broken", "judge_reply",
+__all__ = ["FAULTS", "MISSING_FILE", "ScriptedSynthesis", "ScriptedTask", "broken", "correct_reply", "judge_reply",
            "scripted_task"]
