@@ -8,6 +8,8 @@ asked again once with the problems; then the path gets no task ("plan: <why>").
 """
 from __future__ import annotations
 
+import re
+
 from pipeline.synth.llm.calls import LLMCaller
 from pipeline.synth.llm.models import PLAN, Plan
 from pipeline.synth.protocol import PathContext, StepContext
@@ -56,7 +58,9 @@ def step_text(k: int, sc: StepContext, *, body_cap: int = BODY_CAP) -> str:
         lines.append("Parsed steps:")
         lines += [f"  {i}. {t}" for i, t in enumerate(s.parts.steps[:STEPS_CAP], 1)]
     if body_cap and s.parts.body:
-        lines += ["SKILL.md (start):", "```markdown", _cap(s.parts.body, body_cap), "```"]
+        body = _cap(s.parts.body, body_cap)
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", body)), default=0))
+        lines += ["SKILL.md (start):", f"{fence}markdown", body, fence]   # a longer fence than any inside
     return "\n".join(lines)
 
 
