@@ -6,6 +6,8 @@ scripted replay can tell the stages apart.
 """
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 # Stage names: llm_calls.stage, prompt template file names (workbench/prompts/<stage>.md).
@@ -48,6 +50,7 @@ class FileSpec(BaseModel):
     path: str                                       # absolute path in the image, under /app (or /etc, /srv, ...)
     content: str
     executable: bool = False
+    encoding: Literal["utf-8", "base64"] = "utf-8"  # base64: content is the file's bytes (archives, images)
 
 
 class EnvManifest(BaseModel):

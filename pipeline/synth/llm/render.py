@@ -12,6 +12,8 @@ any other at `rootfs/<path>`, copied by one COPY per top-level folder.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from collections.abc import Mapping
@@ -126,9 +128,18 @@ def environment_files(manifest: EnvManifest, base_image: str,
                       domain_images: Mapping[str, str] | None = None) -> dict[str, bytes]:
     """The environment/ folder (paths relative to it): the Dockerfile and the manifest's files."""
     out = {"Dockerfile": dockerfile_for(manifest, base_image, domain_images).encode()}
-    for path, spec in _files(manifest).items():
-        out[context_path(path)] = spec.content.encode("utf-8")
+    for i, (path, spec) in enumerate(_files(manifest).items()):
+        out[context_path(path)] = file_bytes(spec, i)
     return out
+
+
+def file_bytes(spec: FileSpec, i: int = 0) -> bytes:
+    if spec.encoding == "utf-8":
+        return spec.content.encode("utf-8")
+    try:
+        return base64.b64decode(spec.content, validate=True)
+    except (binascii.Error, ValueError):
+        raise RenderError(f"environment: files[{i}] ({spec.path!r}): content is not valid base64") from None
 
 
 # --- tests/test.sh ---------------------------------------------------------------------------
@@ -286,11 +297,12 @@ def artifacts_from_bundle(bundle: TaskBundle) -> tuple[EnvManifest, Instruction,
         dest = next((d + "/" + rel[len(s) + 1:] for s, d in copies if rel.startswith(s + "/")), None)
         if dest is None:
             raise RenderError(f"environment/{rel}: no COPY line of the Dockerfile brings it into the image")
+        data = env_files[rel]
         try:
-            content = env_files[rel].decode("utf-8")
-        except UnicodeDecodeError:
-            raise RenderError(f"environment/{rel}: not UTF-8 text (a manifest holds text files)") from None
-        specs.append(FileSpec(path=dest, content=content,
+            content, encoding = data.decode("utf-8"), "utf-8"
+        except UnicodeDecodeError:   # a binary fixture (an archive, an image)
+            content, encoding = base64.b64encode(data).decode("ascii"), "base64"
+        specs.append(FileSpec(path=dest, content=content, encoding=encoding,
                               executable=dest in executables or f"environment/{rel}" in bundle.executables))
     manifest = EnvManifest(image="base", files=specs, setup_commands=runs, env=env)
     text = bundle.text("instruction.md").strip("\n")

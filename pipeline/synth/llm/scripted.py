@@ -47,6 +47,7 @@ FAULTS: dict[str, str] = {
     "judge_flags": "instruction",          # the instruction omits the skills; the judge fails exercises_skills
 }
 MISSING_FILE = "/app/nowhere.csv"
+INPUT_DIR = "/app/input"
 STAGE_LINE = re.compile(r"^Stage: ([a-z_]+)\.", re.M)
 PATH_LINE = re.compile(r"^Path: (\S+)", re.M)
 _STEP_TEST = re.compile(r"^test_s(\d+)_")
@@ -109,6 +110,11 @@ def scripted_task(path: PathContext, *, seed: int = 0, base_image: str = "base")
     """The correct artifacts of a path, from its offline task (raises when the recipes cannot make one)."""
     task = synthesize_task(path.path_steps, seed, base_image, path_id=path.path_id)
     manifest, instruction, solution, tests = artifacts_from_bundle(task.bundle)
+    if not any(f.path.startswith(INPUT_DIR + "/") for f in manifest.files):
+        # The offline layout's note "leave the files under /app/input unchanged" is said of every
+        # task; an LLM instruction may name only what the container holds (guard.check_instruction).
+        text = "\n".join(x for x in instruction.text.splitlines() if f"`{INPUT_DIR}`" not in x)
+        instruction = instruction.model_copy(update={"text": text})
     skills = "\n".join(_SKILL_BULLET.findall(instruction.text))
     return ScriptedTask(_plan(path, task, instruction, manifest, tests.test_py), manifest, instruction,
                         solution, tests, skills)

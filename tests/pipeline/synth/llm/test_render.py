@@ -121,6 +121,13 @@ def test_other_manifest_problems_are_refused_with_what_and_where():
         _bundle(manifest=EnvManifest(files=[FileSpec(path="/app/a", content="x"), FileSpec(path="/app/a/b", content="y")]))
 
 
+def test_a_base64_file_is_written_as_its_bytes_and_bad_base64_is_refused():
+    spec = FileSpec(path="/app/in/blob.bin", content="AAEC/w==", encoding="base64")
+    assert environment_files(EnvManifest(files=[spec]), "b")["app/in/blob.bin"] == bytes([0, 1, 2, 255])
+    with pytest.raises(RenderError, match=r"files\[0\] \('/app/in/x'\): content is not valid base64"):
+        environment_files(EnvManifest(files=[FileSpec(path="/app/in/x", content="not base64!", encoding="base64")]), "b")
+
+
 def test_weights_give_a_weighted_runner_and_bad_weights_are_refused():
     tests = TestsDraft(test_py=TESTS_PY, weights={"test_total": 2, "test_stamp": 0.5})
     sh = runner_sh(tests)
@@ -147,13 +154,17 @@ def test_the_inverse_gives_back_the_artifacts():
     assert back == tests
 
 
-def test_an_offline_bundle_becomes_artifacts_that_render_to_the_same_environment():
-    steps = [PathStep(f"s{k}", n, R.REGISTRY[n].category, "", f"a{k}", f"a{k + 1}")
-             for k, n in enumerate(["group-aggregate", "git-history-authors"])]
-    task = synthesize_task(steps, 2, "workbench/base:x", force=["group-aggregate", "git-history-authors"])
+@pytest.mark.parametrize("families,what", [(["group-aggregate", "git-history-authors"], "setup"),
+                                            (["archive-extract-verify", "checksum-audit"], "binary")])
+def test_an_offline_bundle_becomes_artifacts_that_render_to_the_same_environment(families, what):
+    steps = [PathStep(f"s{k}", n, R.REGISTRY[n].category, "", f"a{k}", f"a{k + 1}") for k, n in enumerate(families)]
+    task = synthesize_task(steps, 2, "workbench/base:x", force=families)
     manifest, instruction, solution, tests = artifacts_from_bundle(task.bundle)
     assert manifest.files and all(f.path.startswith("/app/") for f in manifest.files)
-    assert manifest.setup_commands                        # git's RUN lines came along
+    if what == "setup":
+        assert manifest.setup_commands                    # git's RUN lines came along
+    else:                                                 # an archive travels as base64
+        assert any(f.encoding == "base64" for f in manifest.files)
     again = bundle_from_artifacts(name=task.name, category=task.category, difficulty=task.difficulty,
                                   manifest=manifest, instruction=instruction, solution=solution, tests=tests,
                                   base_image="workbench/base:x")
