@@ -32,6 +32,7 @@ elsewhere, and the ratio is highest level over lowest).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import os
 import pstats
@@ -89,6 +90,7 @@ class Level:
     max_in_flight: int = 0
     reasons: dict[str, int] = field(default_factory=dict)
     failures: list[dict] = field(default_factory=list)
+    load: float = float("nan")         # mean 1-minute load average while the level ran (shared machine)
 
     @property
     def tasks_per_min(self) -> float:
@@ -133,6 +135,33 @@ def call_counts(ws: Workspace, run_id: str) -> tuple[int, int, dict[str, int]]:
         rows = con.execute("SELECT stage, count(*), sum(CASE WHEN cache_hit THEN 1 ELSE 0 END) "
                            "FROM llm_calls WHERE batch_id = ? GROUP BY stage ORDER BY stage", [run_id]).fetchall()
     return sum(r[1] for r in rows), sum(int(r[2] or 0) for r in rows), {r[0]: r[1] for r in rows}
+
+
+class LoadSampler:
+    """The machine's 1-minute load average every few seconds while a level runs: the machine
+    is shared, and a level measured under someone else's test run says so in the table."""
+
+    def __init__(self, every_s: float = 5.0) -> None:
+        self.every_s, self.samples = every_s, [os.getloadavg()[0]]
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="load-sampler", daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.samples.append(os.getloadavg()[0])
+
+    def __enter__(self) -> "LoadSampler":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.samples.append(os.getloadavg()[0])
+
+    @property
+    def mean(self) -> float:
+        return sum(self.samples) / len(self.samples)
 
 
 class ThreadProfiles:
@@ -196,15 +225,13 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
                "OPENAI_API_KEY": "bench", "WORKBENCH_LLM_CONCURRENCY": str(max(c, 1))}
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
-        profiles = ThreadProfiles() if profile_dir else None
+        profiles = ThreadProfiles() if profile_dir else contextlib.nullcontext()
         try:
-            cpu0, t0 = time.process_time(), time.monotonic()
-            if profiles:
-                with profiles:
-                    report = run_synth(ws, n_paths=n_paths, seed=seed, concurrency=c, provider=provider)
-            else:
+            with LoadSampler() as load, profiles:
+                cpu0, t0 = time.process_time(), time.monotonic()
                 report = run_synth(ws, n_paths=n_paths, seed=seed, concurrency=c, provider=provider)
-            level.wall_s, level.cpu_s = time.monotonic() - t0, time.process_time() - cpu0
+                level.wall_s, level.cpu_s = time.monotonic() - t0, time.process_time() - cpu0
+            level.load = load.mean
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -213,7 +240,7 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
                     os.environ[k] = v
         level.server_calls = srv.stats.chat_requests
         level.max_in_flight = srv.stats.max_in_flight
-    if profiles:
+    if profile_dir:
         profiles.dump(profile_dir, f"c{c}")
     level.accepted, level.rejected, level.failed = report.accepted, report.rejected, report.failed
     level.sampled = report.sampled
@@ -229,13 +256,13 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
 def print_table(levels: list[Level]) -> None:
     log("")
     log(f"{'c':>3} {'wall s':>7} {'cpu s':>6} {'accepted':>9} {'tasks/min':>9} {'x c1':>5} {'busy %':>6} "
-        f"{'llm %':>6} {'docker %':>8} {'own %':>6} {'calls/task':>10} {'in flight':>9} {'imgs there':>10}")
+        f"{'llm %':>6} {'docker %':>8} {'own %':>6} {'calls/task':>10} {'in flight':>9} {'imgs there':>10} {'load':>5}")
     base = levels[0].tasks_per_min or float("nan")
     for lv in levels:
         log(f"{lv.concurrency:>3} {lv.wall_s:>7.1f} {lv.cpu_s:>6.1f} {lv.accepted:>4}/{lv.sampled:<4} "
             f"{lv.tasks_per_min:>9.2f} {lv.tasks_per_min / base:>5.2f} {100 * lv.busy:>6.1f} {100 * lv.share('llm_s'):>6.1f} "
             f"{100 * lv.share('docker_s'):>8.1f} {100 * lv.share('own'):>6.1f} {lv.calls_per_task:>10.1f} "
-            f"{lv.max_in_flight:>9} {lv.images_there:>10}")
+            f"{lv.max_in_flight:>9} {lv.images_there:>10} {lv.load:>5.1f}")
     log("")
     for lv in levels:
         t = lv.timings
