@@ -20,12 +20,12 @@ from pydantic import ValidationError
 
 from analysis.display import short
 from pipeline.graph.samplers import SAMPLERS  # noqa: F401  (the Synthesis page's choices)
-from workbench.models import CheckDetails
+from workbench.models import CHECK_NAMES, CheckDetails
 from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funnel, named once)
 
-CHECKS = ("build", "noop", "oracle", "rubric", "decontam")
+CHECKS = CHECK_NAMES   # verification order, defined once (workbench.models, re-exported by pipeline.verify.failures)
 CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes", "rubric": "rubric",
-                "decontam": "decontamination"}
+                "decontam": "decontamination", "judge": "LLM judge"}
 VERDICTS = ("accepted", "rejected", "pending", "cancelled")
 VERIFIED = ("accepted", "rejected")
 VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828", "cancelled": "#9e9e9e"}
@@ -167,7 +167,7 @@ def funnel_title(funnel: Mapping[str, int]) -> str:
 
 
 def funnel_figure(funnel: Mapping[str, int]) -> go.Figure:
-    """sampled → synthesized → built → no-op ok → oracle ok → rubric ok → accepted."""
+    """sampled → synthesized → one stage per check (built, no-op ok, …, judge ok) → accepted."""
     fig = go.Figure(go.Funnel(y=[FUNNEL_LABELS[k] for k in FUNNEL], x=[int(funnel.get(k, 0)) for k in FUNNEL],
                               textinfo="value+percent initial", marker=dict(color="#4c78a8"),
                               hovertemplate="%{y}: %{x} (%{percentInitial:.0%} of sampled)<extra></extra>"))

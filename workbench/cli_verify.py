@@ -40,6 +40,7 @@ def with_task_name(toml_text: str, folder: Path) -> str:
 
 
 def verify_folder(folder: Path, engine, benchmark=None, allow_network: bool = False) -> FolderVerdict:
+    from pipeline.verify.failures import first_failed, verdict
     from pipeline.verify.run import verify_bundle
     from workbench.sandbox.bundle import BundleError, TaskBundle, read_bundle
     try:
@@ -51,8 +52,8 @@ def verify_folder(folder: Path, engine, benchmark=None, allow_network: bool = Fa
         files["task.toml"] = with_task_name(files["task.toml"].decode("utf-8", "replace"), folder).encode()
     checks = verify_bundle(TaskBundle(files, bundle.executables), engine=engine, benchmark=benchmark,
                            allow_network=allow_network)
-    failed = next((c for c in checks if not c.passed), None)
-    return FolderVerdict(str(folder), "rejected" if failed else "accepted", failed.name if failed else None,
+    failed = first_failed(checks)
+    return FolderVerdict(str(folder), verdict(checks), failed.name if failed else None,
                          failed.reason if failed else "every check passed",
                          [{"name": c.name, "passed": c.passed, "reason": c.reason, "seconds": round(c.seconds, 2)}
                           for c in checks])

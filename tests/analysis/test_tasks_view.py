@@ -92,14 +92,15 @@ def test_filters_narrow_by_verdict_category_length_skills_and_words():
 
 def test_funnel_figure_and_yield():
     funnel = {"sampled": 20, "synthesized": 18, "built": 17, "noop": 15, "oracle": 12, "rubric": 11,
-              "accepted": 10}
+              "decontam": 11, "judge": 10, "accepted": 10}
     assert tv.yield_ratio(funnel) == 0.5
     assert tv.yield_ratio(dict.fromkeys(FUNNEL, 0)) == 0.0
     fig = tv.funnel_figure(funnel)
     trace = fig.data[0]
     assert trace.type == "funnel"
-    assert list(trace.y) == ["sampled", "synthesized", "built", "no-op ok", "oracle ok", "rubric ok", "accepted"]
-    assert list(trace.x) == [20, 18, 17, 15, 12, 11, 10]
+    assert list(trace.y) == ["sampled", "synthesized", "built", "no-op ok", "oracle ok", "rubric ok", "decontam ok",
+                             "judge ok", "accepted"]
+    assert list(trace.x) == [20, 18, 17, 15, 12, 11, 11, 10, 10]
     assert fig.layout.title.text == "10 verified of 20 sampled (50% yield)"
 
 

@@ -10,12 +10,17 @@ from datetime import datetime
 
 import pandas as pd
 
-from workbench.models import CheckResult, TaskRecord
+from workbench.models import CHECK_NAMES, CheckResult, TaskRecord
 from workbench.store.connection import Database
 
-FUNNEL = ("sampled", "synthesized", "built", "noop", "oracle", "rubric", "accepted")
+# One funnel stage per check, in verification order (the build's stage keeps its name "built").
+CHECK_STAGES = {name: "built" if name == "build" else name for name in CHECK_NAMES}
+FUNNEL = ("sampled", "synthesized", *CHECK_STAGES.values(), "accepted")
 FUNNEL_LABELS = {"sampled": "sampled", "synthesized": "synthesized", "built": "built",
-                 "noop": "no-op ok", "oracle": "oracle ok", "rubric": "rubric ok", "accepted": "accepted"}
+                 **{stage: f"{'no-op' if name == 'noop' else name} ok" for name, stage in CHECK_STAGES.items()
+                    if name != "build"},
+                 "accepted": "accepted"}
+VERDICTS = ("accepted", "rejected")
 LOG_CAP = 64 * 1024
 
 
@@ -104,10 +109,22 @@ def skill_fidelity(db: Database, task_id: str) -> list[dict] | None:
 
 
 def save_verification(db: Database, task_id: str, checks: list[CheckResult], image: str | None,
-                      run_id: str | None = None, path_id: str | None = None) -> str:
-    """Store every check and the verdict in one transaction; returns the verdict."""
-    failed = next((c for c in checks if not c.passed), None)
-    verdict = "accepted" if failed is None and checks else "rejected"
+                      run_id: str | None = None, path_id: str | None = None, *,
+                      verdict: str | None = None, failed_check: CheckResult | None = None) -> str:
+    """Store every check and the verdict in one transaction; returns the verdict.
+
+    `verdict` and `failed_check` (the check the task is rejected for) are the caller's, worked
+    out by pipeline.verify.failures (verdict, first_failed), where the rule is written once.
+    Without them (a caller not yet switched over) the first failed check as listed decides."""
+    if verdict is None:
+        failed_check = next((c for c in checks if not c.passed), None)
+        verdict = "accepted" if failed_check is None and checks else "rejected"
+    elif verdict not in VERDICTS:
+        raise ValueError(f"task {task_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
+    elif verdict == "accepted" and (failed_check is not None or not checks):
+        raise ValueError(f"task {task_id}: an accepted verdict needs checks and no failed check "
+                         f"(given {len(checks)} checks, failed check {getattr(failed_check, 'name', None)!r})")
+    failed = failed_check
     now = datetime.now()
     rows = [[task_id, c.name, c.passed, c.reason[:2000], float(c.seconds), _cap(c.log),
              json.dumps(c.details, default=str), now] for c in checks]
@@ -131,22 +148,22 @@ def _cap(log: str) -> str:
     return log[:half] + f"\n… [{len(log) - LOG_CAP} characters cut] …\n" + log[-half:]
 
 
+# Each check's outcome as a column <name>_ok of tasks_frame (NULL = not run).
+_CHECK_COLUMNS = ",\n".join(f"max(CASE WHEN c.check_name = '{n}' THEN c.passed END) AS {n}_ok" for n in CHECK_NAMES)
+
+
 def tasks_frame(db: Database) -> pd.DataFrame:
     """Every task with its verdict and each check's outcome as a column (NULL = not run), and
     the newest run that holds it (``run_id``, ``run_status``; NULL for a task of no run)."""
     with db.read() as con:
         return con.execute(
-            """WITH last_run AS (
+            f"""WITH last_run AS (
                    SELECT rt.task_id, arg_max(r.run_id, r.created_at) AS run_id,
                           arg_max(r.status, r.created_at) AS run_status
                    FROM run_tasks rt JOIN synth_runs r USING (run_id)
                    WHERE rt.task_id IS NOT NULL GROUP BY rt.task_id)
                SELECT t.*, lr.run_id, lr.run_status,
-                  max(CASE WHEN c.check_name = 'build' THEN c.passed END) AS build_ok,
-                  max(CASE WHEN c.check_name = 'noop' THEN c.passed END) AS noop_ok,
-                  max(CASE WHEN c.check_name = 'oracle' THEN c.passed END) AS oracle_ok,
-                  max(CASE WHEN c.check_name = 'rubric' THEN c.passed END) AS rubric_ok,
-                  max(CASE WHEN c.check_name = 'decontam' THEN c.passed END) AS decontam_ok
+                  {_CHECK_COLUMNS}
                FROM tasks t LEFT JOIN last_run lr USING (task_id) LEFT JOIN task_checks c USING (task_id)
                GROUP BY ALL ORDER BY t.created_at DESC""").df()
 
@@ -155,7 +172,7 @@ def checks_for(db: Database, task_id: str) -> pd.DataFrame:
     with db.read() as con:
         df = con.execute("SELECT check_name, passed, reason, seconds, log, details, created_at FROM task_checks "
                          "WHERE task_id = ?", [task_id]).df()
-    order = {n: i for i, n in enumerate(("build", "noop", "oracle", "rubric", "decontam"))}
+    order = {n: i for i, n in enumerate(CHECK_NAMES)}
     if not df.empty:
         df["details"] = df["details"].map(lambda d: json.loads(d) if isinstance(d, str) else d)
         df = df.sort_values("check_name", key=lambda s: s.map(lambda n: order.get(n, 99))).reset_index(drop=True)
@@ -163,24 +180,23 @@ def checks_for(db: Database, task_id: str) -> pd.DataFrame:
 
 
 def funnel_counts(db: Database, run_id: str | None = None) -> dict[str, int]:
-    """Counts along the yield funnel, for one run or for every run together."""
+    """Counts along the yield funnel, for one run or for every run together: a task is built
+    when its build passed, and stays in each later stage while that check did not fail (a
+    check a provider does not run, the judge of an offline task, narrows nothing)."""
     where = "WHERE rt.run_id = ?" if run_id else ""
     params = [run_id] if run_id else []
+    later = [n for n in CHECK_NAMES if n != "build"]
+    failed = ",\n".join(f"bool_or(check_name = '{n}' AND NOT passed) AS failed_{n}" for n in later)
+    stages = ["chk.passed_build"]
+    for n in later:
+        stages.append(f"{stages[-1]} AND NOT chk.failed_{n}")
+    counts = ",\n".join(f"count(*) FILTER (WHERE {cond})" for cond in stages)
     with db.read() as con:
         row = con.execute(
             f"""WITH rt AS (SELECT DISTINCT rt.run_id, rt.path_id, rt.task_id FROM run_tasks rt {where}),
-                   chk AS (SELECT task_id,
-                                  bool_or(check_name = 'build' AND passed) AS built,
-                                  bool_or(check_name = 'noop' AND passed) AS noop,
-                                  bool_or(check_name = 'oracle' AND passed) AS oracle,
-                                  bool_or(check_name = 'rubric' AND passed) AS rubric
+                   chk AS (SELECT task_id, bool_or(check_name = 'build' AND passed) AS passed_build, {failed}
                            FROM task_checks GROUP BY task_id)
-               SELECT count(*),
-                      count(rt.task_id),
-                      count(*) FILTER (WHERE chk.built),
-                      count(*) FILTER (WHERE chk.built AND chk.noop),
-                      count(*) FILTER (WHERE chk.built AND chk.noop AND chk.oracle),
-                      count(*) FILTER (WHERE chk.built AND chk.noop AND chk.oracle AND chk.rubric),
+               SELECT count(*), count(rt.task_id), {counts},
                       count(*) FILTER (WHERE t.verdict = 'accepted')
                FROM rt LEFT JOIN chk USING (task_id) LEFT JOIN tasks t USING (task_id)""", params).fetchone()
     return dict(zip(FUNNEL, (int(v or 0) for v in row)))

@@ -4,6 +4,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from pipeline.verify import failures
 from pipeline.verify.run import verify_bundle
 from tests.helpers import sum_bundle
 from workbench.models import TaskRecord
@@ -41,7 +42,8 @@ def test_hostile_bundles_are_contained_and_reported(workspace):
 
     def run(key):
         checks = verify_bundle(HOSTILE[key], engine=engine)
-        return key, store.save_verification(workspace.db, key, checks, None), checks
+        return key, store.save_verification(workspace.db, key, checks, None, verdict=failures.verdict(checks),
+                                            failed_check=failures.first_failed(checks)), checks
 
     with ThreadPoolExecutor(3) as pool:
         results = {k: (v, c) for k, v, c in pool.map(run, HOSTILE)}
