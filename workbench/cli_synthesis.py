@@ -54,15 +54,17 @@ def cmd_synth(args) -> int:
             err.print(f"[red]{exc}[/red]")
             return 2
     ws = Workspace.open(args.workspace)
+    if not args.resume:   # a provider that cannot run here is told before the engine is asked
+        from pipeline.synth.providers import check_provider
+        try:
+            check_provider(ws, args.provider)
+        except ValueError as exc:
+            return _refused(ws, args, exc)
     stop = threading.Event()
     try:
         engine = Engine()
     except SandboxError as exc:
-        err.print(f"[red]{exc}[/red]")
-        if args.run_id:   # launched from the dashboard: say why on the run itself
-            from workbench.store import tasks as task_store
-            task_store.set_run_status(ws.db, args.run_id, "failed", str(exc))
-        return 1
+        return _refused(ws, args, exc)
 
     def on_term(signum, frame):  # cancel from the dashboard or `kill`: stop cleanly
         stop.set()
@@ -81,7 +83,7 @@ def cmd_synth(args) -> int:
                                concurrency=args.concurrency, provider=args.provider, run_id=args.run_id,
                                resume=args.resume, min_len=args.min_len, max_len=args.max_len,
                                benchmark_dir=args.benchmark, progress=tick, stop=stop, engine=engine,
-                               allow_network=args.allow_network)
+                               allow_network=args.allow_network, budget_usd=args.budget_usd)
     except KeyboardInterrupt:
         stop.set()
         engine.kill_all()
@@ -97,6 +99,10 @@ def cmd_synth(args) -> int:
         out.print(f"Run {report.run_id} {report.status}: {report.sampled} paths → {report.synthesized} tasks, "
                   f"{report.accepted} accepted ({rate:.0%} of sampled), {report.rejected} rejected, "
                   f"{report.failed} failed, {report.reused} reused; {report.seconds:.1f}s.")
+        if report.provider == "llm":
+            t = report.timings
+            out.print(f"  LLM cost ${report.cost_usd:.4f}; waited {t['llm_s']:.1f}s on the LLM and "
+                      f"{t['docker_s']:.1f}s on Docker (summed over paths)", soft_wrap=True)
         if report.reasons:
             out.print("  first failing check: " + ", ".join(f"{k} {v}" for k, v in sorted(report.reasons.items())))
         _print_failures(report.failures)
@@ -108,6 +114,26 @@ def cmd_synth(args) -> int:
             for d in report.near_duplicates:
                 out.print(f"    {d['task_id']} {d['name']} repeats {d['duplicate_of']}", soft_wrap=True)
     return 0 if report.status == "finished" else 3
+
+
+def _dollars(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of dollars: {text!r}") from None
+    if not value >= 0:   # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {text}")
+    return value
+
+
+def _refused(ws: Workspace, args, exc: Exception) -> int:
+    """Say why the batch cannot start; launched from the dashboard, say it on the run itself."""
+    err.print(f"[red]{exc}[/red]", soft_wrap=True)
+    if args.run_id:
+        from workbench.store import tasks as task_store
+        if task_store.get_run(ws.db, args.run_id):
+            task_store.set_run_status(ws.db, args.run_id, "failed", str(exc))
+    return 1
 
 
 FAILURES_SHOWN = 20   # the Synthesis page and `--json` list every one
@@ -147,6 +173,7 @@ def cmd_export_harbor(args) -> int:
 
 def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]) -> None:
     from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
+    from pipeline.synth.protocol import PROVIDERS
     s = sub.add_parser("images", parents=[common], help="sandbox images")
     isub = s.add_subparsers(dest="images_command", required=True)
     ib = isub.add_parser("bootstrap", parents=[common], help="make the local base image (debootstrap + docker import)")
@@ -158,8 +185,12 @@ def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]
     s.add_argument("--paths", type=int, default=20, help="how many distinct paths to sample (default 20)")
     s.add_argument("--sampler", default="inverse-frequency", choices=samplers,
                    help="how paths are drawn (default inverse-frequency)")
-    s.add_argument("--provider", choices=["offline", "llm"], default="offline",
-                   help="who writes the tasks (only offline exists so far)")
+    s.add_argument("--provider", choices=list(PROVIDERS), default="offline",
+                   help="who writes the tasks: offline recipes, or llm (planner and constructor; needs an "
+                        "endpoint: WORKBENCH_LLM_BASE_URL or the Settings page). --resume keeps the run's own")
+    s.add_argument("--budget-usd", type=_dollars, default=None,
+                   help="with --provider llm: stop taking paths once this many dollars are spent (the run ends "
+                        "cancelled; --resume finishes it). Default: the workspace's LLM budget, if any")
     s.add_argument("--concurrency", type=int, default=None,
                    help=f"tasks verified at once (default {DEFAULT_CONCURRENCY}; on --resume the run's own value)")
     s.add_argument("--seed", type=int, default=0, help="same seed and graph, same paths and tasks (default 0)")

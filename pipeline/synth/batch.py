@@ -243,12 +243,13 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
               benchmark_dir: Path | None = None, progress: Progress | None = None,
               stop: threading.Event | None = None, engine: Engine | None = None,
               allow_network: bool = False, budget_usd: float | None = None,
-              synthesizer: Synthesizer | None = None) -> SynthReport:
+              solve_timeout_s: float | None = None, synthesizer: Synthesizer | None = None) -> SynthReport:
     """Run (or resume) a batch; returns its report. Raises ValueError / SandboxError with advice.
     `concurrency` None: the run's stored value on resume, else DEFAULT_CONCURRENCY.
     `provider`: offline (recipes) or llm (needs an endpoint); a resumed run keeps its own.
     `budget_usd`: the LLM spending cap of this process; once spent the batch stops taking
     paths, lets running ones finish and ends "cancelled" (resume to finish).
+    `solve_timeout_s`: the agent timeout of LLM-built tasks (see providers.open_synthesizer).
     `synthesizer`: an object to use instead of the provider's (tests, benchmarks).
     `allow_network`: the user's opt-in (`--allow-network`, or the workspace setting) for tasks
     that ask for the network; without it they run without."""
@@ -297,7 +298,7 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
     try:
         opened = (OpenSynthesizer(synthesizer) if synthesizer is not None else
                   open_synthesizer(ws, provider, base_image=base, run_id=run_id, concurrency=concurrency,
-                                   budget_usd=budget_usd))
+                                   budget_usd=budget_usd, solve_timeout_s=solve_timeout_s))
         batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop,
                            synthesizer=opened.synthesizer, allow_network=allow_network)
         batch.report.concurrency, batch.report.notes = batch.concurrency, list(notes)
@@ -357,7 +358,8 @@ def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, budget_sp
 
 
 def _usd(x: float) -> str:
-    return "$" + (f"{x:.4f}".rstrip("0").rstrip(".") or "0")
+    """$2, $0.25, $0.00001: as many decimals as the amount needs (up to millionths)."""
+    return "$" + (f"{x:.6f}".rstrip("0").rstrip(".") or "0")
 
 
 def _stored_len(value, default: int) -> int:

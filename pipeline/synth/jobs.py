@@ -7,6 +7,7 @@ the batch turns into a clean stop (containers removed, finished tasks kept).
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -27,6 +28,7 @@ class SynthParams:
     provider: str = "offline"
     concurrency: int = DEFAULT_CONCURRENCY
     seed: int = 0
+    budget_usd: float | None = None    # the LLM spending cap of the batch (None: the workspace's, if any)
 
 
 def new_run_id() -> str:
@@ -42,9 +44,13 @@ def launch(ws: Workspace, params: SynthParams) -> str:
            "--paths", str(params.n_paths), "--sampler", params.sampler, "--provider", params.provider,
            "--concurrency", str(params.concurrency), "--seed", str(params.seed), "--run-id", run_id,
            "--no-progress"]
+    if params.budget_usd is not None:
+        cmd += ["--budget-usd", repr(float(params.budget_usd))]
     store.create_run(ws.db, run_id, params.sampler, params.n_paths, params.seed, params.provider,
                      params.concurrency, None)
     with open(log_dir / "synth.log", "ab") as log:
+        log.write(f"$ workbench {shlex.join(cmd[3:])}\n".encode())   # what ran, for the user and the page
+        log.flush()
         proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
     store.set_run_status(ws.db, run_id, "running", pid=proc.pid)

@@ -42,6 +42,26 @@ def test_synth_refuses_paths_longer_than_the_synthesizer_composes(tmp_path):
     assert r.returncode == 2 and "need 1 <= --min-len <= --max-len, got 4 and 3" in r.stderr
 
 
+def test_synth_llm_without_an_endpoint_says_how_to_set_one(tmp_path):
+    """No endpoint: refused with the advice before the engine is asked and before a run is recorded."""
+    from workbench.workspace import Workspace
+    root = tmp_path / "ws"
+    r = cli("synth", "--workspace", str(root), "--provider", "llm", "--budget-usd", "1",
+            env={"DOCKER_HOST": "unix:///nonexistent/docker.sock", "COLUMNS": "40"})
+    text = " ".join(r.stderr.split())
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "provider 'llm' needs an LLM endpoint: set WORKBENCH_LLM_BASE_URL" in text and "Settings page" in text
+    assert "Docker" not in text                             # the engine was never asked
+    assert store.runs(Workspace.open(root).db).empty
+
+
+@pytest.mark.parametrize("value, message", [("-1", "must be 0 or more, got -1"), ("nan", "must be 0 or more"),
+                                            ("two", "not a number of dollars: 'two'")])
+def test_budget_usd_must_be_dollars(tmp_path, value, message):
+    r = cli("synth", "--workspace", str(tmp_path / "ws"), "--provider", "llm", "--budget-usd", value)
+    assert r.returncode == 2 and "--budget-usd" in r.stderr and message in r.stderr, r.stderr
+
+
 def _finished_run(ws, concurrency: int) -> str:
     """A cancelled run whose four paths are all done: two accepted tasks that read the same,
     one rejected, one whose synthesis failed. Resuming it has nothing left to do."""
@@ -73,6 +93,8 @@ def test_resume_counts_the_whole_run_and_keeps_its_concurrency(workspace):
     assert (report["sampled"], report["verified"], report["accepted"], report["rejected"], report["failed"]) \
         == (4, 3, 2, 1, 1)
     assert report["reasons"] == {"oracle": 1} and report["concurrency"] == 1
+    assert report["provider"] == "offline" and report["cost_usd"] == 0.0      # nothing left to do: nothing spent
+    assert report["timings"] == {"llm_s": 0.0, "docker_s": 0.0, "total_s": 0.0}
     assert report["near_duplicates"] == [{"task_id": "t2", "name": "workbench/task-2", "duplicate_of": "t1"}]
     assert store.get_run(workspace.db, run_id)["message"].startswith("2 accepted, 1 rejected, 1 failed")
 

@@ -42,3 +42,19 @@ def test_a_dead_process_is_reported_not_cancelled(workspace):
     assert _wait(lambda: not jobs.is_alive(pid), 120)
     run = store.get_run(workspace.db, run_id)
     assert run["status"] == "failed" and "workbench graph build" in (run["message"] + jobs.log_tail(workspace, run_id))
+
+
+def test_an_llm_batch_without_an_endpoint_fails_with_the_advice_and_logs_its_command(workspace, monkeypatch):
+    """The page launches `--provider llm --budget-usd X`; the process it starts says what it ran
+    (first log line) and, with no endpoint, why it stopped, on the run itself."""
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
+    run_id = jobs.launch(workspace, jobs.SynthParams(n_paths=2, provider="llm", budget_usd=2.5))
+    pid = store.get_run(workspace.db, run_id)["pid"]
+    assert _wait(lambda: not jobs.is_alive(pid), 120)
+    log = jobs.log_tail(workspace, run_id)
+    first = log.splitlines()[0]
+    assert first.startswith("$ workbench synth --workspace ") and "--provider llm" in first
+    assert first.endswith(f"--run-id {run_id} --no-progress --budget-usd 2.5")
+    run = store.get_run(workspace.db, run_id)
+    assert run["status"] == "failed" and "set WORKBENCH_LLM_BASE_URL" in run["message"]
+    assert "Settings page" in run["message"]
