@@ -207,7 +207,9 @@ def _judge(check: CheckResult) -> list[Failure]:
     items = []
     for c in failed:
         artifact = c.get("artifact") if c.get("artifact") in ARTIFACTS else "instruction"
-        items.append((artifact, f"{c.get('name', '?')}: {c.get('evidence', '')}".strip()))
+        note, quote = (c.get("note") or "").strip(), (c.get("evidence") or "").strip()
+        said = f"{note} (evidence: {quote!r})" if note and quote else note or quote
+        items.append((artifact, f"{c.get('name', '?')}: {said}"))
     return _grouped(check, items, "judge criteria failed")
 
 

@@ -26,6 +26,7 @@ BROKEN = {
                              extra_files=_tests('    assert open("/app/sum.txt").read().strip() == "7"\n')),
     "passes-untouched": sum_bundle(name="workbench/untouched",
                                    extra_files=_tests('    assert open("/app/numbers.txt").read()\n')),
+    "goal-holds": sum_bundle(name="workbench/holds", extra_files={"environment/app/sum.txt": "6\n"}),
     "collection-error": sum_bundle(name="workbench/collect",
                                    extra_files={"tests/test_outputs.py": "import no_such_module_here\n\n"
                                                 + _tests("    assert True\n")["tests/test_outputs.py"]}),
@@ -71,7 +72,10 @@ def test_tests_passing_untouched_are_the_tests_fault_unless_the_goal_already_hol
     checks = verified["passes-untouched"]
     f = _only(checks)
     assert (f.check, f.artifact) == ("noop", "tests") and "pass on the untouched environment" in f.reason
-    # The constructor saw the initial state already holding the goal and says so.
+    # The environment ships /app/sum.txt with the answer: the constructor saw the reference solution
+    # change nothing and says so (pipeline/synth/llm/repair_loop.goal_in_initial_state).
+    checks = verified["goal-holds"]
+    assert _only(checks).artifact == "tests"                  # without the hint
     noop = next(c for c in checks if c.name == "noop")
     hinted = [noop.model_copy(update={"details": {**noop.details, "goal_in_initial_state": True}})
               if c is noop else c for c in checks]
@@ -192,15 +196,20 @@ def test_decontam_blames_the_file_that_shares_the_ngram(tmp_path):
 def test_judge_failures_follow_each_criterions_artifact():
     judge = CheckResult(name="judge", passed=False, reason="requirements_tested failed", details={"criteria": [
         {"name": "requirements_tested", "passed": False, "evidence": "the sum is never checked", "artifact": "tests"},
+        {"name": "tests_asked_for", "passed": False, "evidence": "test_log", "artifact": "tests",
+         "note": "no sentence asks for a log"},
         {"name": "no_solution_leak", "passed": True, "evidence": "", "artifact": "instruction"},
         {"name": "unambiguous", "passed": False, "evidence": "'the numbers' may mean either file",
          "artifact": "instruction"},
         {"name": "exercises_skills", "passed": False, "evidence": "jq never used", "artifact": "instruction"}]})
     tests, instruction = failures_of([judge])
-    assert (tests.artifact, tests.evidence) == ("tests", ["requirements_tested: the sum is never checked"])
+    assert (tests.artifact, tests.evidence) == ("tests", ["requirements_tested: the sum is never checked",
+                                                          "tests_asked_for: no sentence asks for a log "
+                                                          "(evidence: 'test_log')"])
     assert instruction.artifact == "instruction" and len(instruction.evidence) == 2
     assert "unambiguous" in instruction.reason and "2 judge criteria failed about instruction" in instruction.reason
-    unusable = CheckResult(name="judge", passed=False, reason="no usable verdict: made-up quote", details={})
+    unusable = CheckResult(name="judge", passed=False, reason="no usable verdict: made-up quote",
+                           details={"criteria": [], "unusable": True})     # as pipeline/judge writes it
     assert [f.repairable for f in failures_of([unusable])] == [False]
 
 
