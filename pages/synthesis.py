@@ -1,12 +1,14 @@
 """Synthesis: launch a batch (sample paths → synthesize → verify) and follow it live."""
 import streamlit as st
 
+from analysis import repairs_view as rv
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
 from pages import cached
 from pages.shared import provider_note, workspace
 from pipeline.synth import jobs
 from workbench.llm.settings import load_settings
+from workbench.store import repairs as repair_store
 from workbench.store import tasks as store
 
 ws = workspace()
@@ -17,34 +19,47 @@ st.markdown("A batch samples paths from the graph, synthesizes a task along each
             "the dashboard**; come back here to follow it.")
 
 
-def _online() -> bool:
+def _settings():
     try:
-        return load_settings(ws.root).online
+        return load_settings(ws.root)
     except ValueError:
-        return False
+        return None
 
 
 # --- launch --------------------------------------------------------------------------------------
 if cached.last_build(ws) is None:
     st.warning("No scenario graph yet: a batch samples its paths from the graph and will fail without one. "
                "Run `workbench scenarios infer` and `workbench graph build` first.")
-online = _online()
+settings = _settings()
+online = settings is not None and settings.online
+if not online:
+    st.info("The LLM synthesizer needs an endpoint, and none is configured: set one on the "
+            "[Settings page](settings) (or `WORKBENCH_LLM_BASE_URL`). Until then batches use the offline "
+            "synthesizer.")
 with st.form("synth_form"):
-    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
+    c1, c2, c3, c4, c5, c6 = st.columns([3, 2, 2, 2, 2, 2])
     sampler = c1.selectbox("Sampler", tv.SAMPLERS, key="synth_sampler")
     n_paths = c2.number_input("Paths", min_value=1, max_value=100_000, value=20, step=1, key="synth_paths")
     provider = c3.radio("Synthesizer", ["offline", "llm"], key="synth_provider", disabled=not online,
-                        horizontal=True)
+                        horizontal=True, help=None if online else "No LLM endpoint configured (Settings page).")
     concurrency = c4.number_input("Concurrency", min_value=1, max_value=64, value=2, step=1,
                                   key="synth_concurrency")
     seed = c5.number_input("Seed", min_value=0, value=0, step=1, key="synth_seed")
+    budget = c6.number_input("LLM budget (USD)", min_value=0.0, step=0.5, format="%.2f",
+                             value=float(settings.budget_usd or 0.0) if online else 0.0, key="synth_budget",
+                             disabled=not online, help="The batch stops cleanly once its LLM calls cost this much; "
+                             "what is done is kept and `--resume` finishes it. 0: the cap set on the Settings "
+                             "page (none if none is set).")
     st.caption("Offline: the recipe library composes a real task along each path (no LLM calls). "
-               + ("LLM: planner and constructor through the configured endpoint." if online else
-                  "LLM: configure an endpoint on the Settings page to enable it."))
+               + (f"LLM: planner and constructor through {settings.base_url} (model {settings.model}), "
+                  "with routed repairs." if online else
+                  "LLM: disabled, no endpoint is configured (Settings page)."))
     submitted = st.form_submit_button("Launch", type="primary", key="synth_launch")
 if submitted:
-    params = jobs.SynthParams(n_paths=int(n_paths), sampler=sampler, provider=provider if online else "offline",
-                              concurrency=int(concurrency), seed=int(seed))
+    llm = online and provider == "llm"
+    params = jobs.SynthParams(n_paths=int(n_paths), sampler=sampler, provider="llm" if llm else "offline",
+                              concurrency=int(concurrency), seed=int(seed),
+                              budget_usd=float(budget) if llm and budget > 0 else None)
     try:
         run_id = jobs.launch(ws, params)
     except OSError as exc:
@@ -101,6 +116,9 @@ def _live_view(run_id: str) -> None:
     cols = st.columns(len(tv.FUNNEL))
     for col, key in zip(cols, tv.FUNNEL):
         col.metric(tv.FUNNEL_LABELS[key], funnel[key])
+    repaired = rv.repairs_funnel(repair_store.repair_counts(ws.db, run_id))
+    if not repaired.empty:
+        st.plotly_chart(rv.repairs_figure(repaired), width="stretch", key=f"repairs_funnel_{run_id}")
     failures = store.run_failures(ws.db, run_id)
     if not failures.empty:
         st.markdown(f"**Paths that gave no task ({len(failures)})**: a step whose skill no offline recipe "

@@ -1,6 +1,7 @@
 """Tasks and Synthesis pages in a real headless Chromium: follow runs on the Synthesis page,
 live and finished; on the Tasks page open every tab of a verified task, read one of its files
-and a check's log, with no exception shown, and leave a cancelled run's task out."""
+and a check's log, with no exception shown, and leave a cancelled run's task out; open an LLM
+task's repair history and read its diffs."""
 from __future__ import annotations
 
 import re
@@ -11,6 +12,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.streamlit_page import assert_text_not_cut, load_page, open_tab, wait_idle
+from tests.pages.repairs_fixture import PULL_DENIED, add_llm_run
 from tests.pages.synth_fixture import CANCELLED_RUN_ID, RUN_ID, _checks, add_cancelled_run, make_synth_fixture
 from workbench.store import tasks as store
 
@@ -145,3 +147,30 @@ def test_the_live_view_follows_a_running_batch_and_cancels_it(workspace, dashboa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_open_an_llm_tasks_repairs_and_read_its_diffs_in_chromium(graph_workspace, dashboard, chromium, tmp_path):
+    """Pick an LLM task repaired twice: the Repairs tab lists both attempts, the last one open
+    with its diff drawn as a diff; the first opens on a click; the cost per stage is there."""
+    ws = graph_workspace
+    llm = add_llm_run(ws, make_synth_fixture(ws))
+    url = dashboard(ws)
+    page = chromium.new_page(viewport={"width": 1500, "height": 1400})
+    load_page(page, url + "/tasks", "6 of 6 tasks")
+    expect(page.get_by_text("Accepted after N repairs: 2 accepted, 1 of them with none")).to_be_visible(timeout=30_000)
+    _pick_only_row(page, llm.repaired.name, 6)
+    panel = page.get_by_role("tabpanel").filter(visible=True)
+    open_tab(page, "Repairs (2)", panel.get_by_text("2 repairs (1 fixed what failed); accepted after them"))
+    last = panel.locator('[data-testid="stExpander"]').filter(has_text="#2 · tests · after oracle · fixed")
+    expect(last.locator("code.language-diff")).to_contain_text("+    assert Path('/app/out.txt').read_text()"
+                                                             ".strip() == '20'")
+    first = panel.locator('[data-testid="stExpander"]').filter(has_text="#1 · environment · after build")
+    expect(first.locator("code.language-diff")).to_be_hidden()  # folded: only the last attempt starts open
+    first.get_by_text("#1 · environment · after build").click()
+    expect(first.locator("code.language-diff")).to_be_visible(timeout=15_000)
+    expect(first.locator("code.language-diff")).to_contain_text("+FROM workbench-base:latest")
+    expect(first.get_by_text(PULL_DENIED)).to_be_visible()
+    expect(panel.get_by_text("LLM cost per stage")).to_be_visible()
+    expect(panel.get_by_text("6 LLM call(s)", exact=False)).to_be_visible()
+    _no_exception(page)
+    page.screenshot(path=str(tmp_path / "tasks-repairs.png"), full_page=True)

@@ -1,5 +1,6 @@
 """Synthesis and Tasks pages through AppTest: guidance, the funnel, filters, one task's files
-and checks, runs followed live, a dead batch process, cancel and a real launch."""
+and checks, runs followed live, a dead batch process, cancel and a real launch; the LLM provider
+with and without an endpoint, and an LLM run's "accepted after N repairs"."""
 from __future__ import annotations
 
 import json
@@ -10,8 +11,11 @@ import time
 
 from pipeline.synth import jobs
 from tests.pages.apptest_helpers import button, chart, frame, metric, open_page, plotly_array
+from tests.pages.repairs_fixture import LLM_RUN_ID, add_llm_run
 from tests.pages.synth_fixture import (CANCELLED_RUN_ID, FUNNEL, ORACLE_FAILURE, RUN_ID, add_cancelled_run,
                                       make_synth_fixture)
+from workbench.llm.replay_server import ReplayServer
+from workbench.llm.settings import save_settings
 from workbench.store import tasks as store
 
 
@@ -39,9 +43,14 @@ def test_both_pages_say_what_to_do_on_an_empty_workspace(workspace, monkeypatch)
     assert any("No scenario graph yet" in w.value and "workbench graph build" in w.value for w in at.warning)
     assert any("No synthesis runs yet" in i.value for i in at.info)
     assert any("keeps going when you close this tab" in m.value for m in at.markdown)
-    # offline only: the LLM synthesizer is shown but cannot be picked without an endpoint
+    # offline only: the LLM synthesizer is shown but cannot be picked without an endpoint, and the
+    # page says why and where to set one
     provider = at.radio(key="synth_provider")
     assert provider.options == ["offline", "llm"] and provider.value == "offline" and provider.disabled
+    assert provider.help == "No LLM endpoint configured (Settings page)."
+    assert any("needs an endpoint, and none is configured" in i.value and "[Settings page](settings)" in i.value
+               for i in at.info)
+    assert at.number_input(key="synth_budget").disabled
     assert at.selectbox(key="synth_sampler").options[0] == "inverse-frequency"
     assert button(at, "synth_launch").label == "Launch"
 
@@ -302,6 +311,20 @@ def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspac
             proc.wait()
 
 
+def _wait_for_exit(ws, run) -> None:
+    """The launched batch process ends by itself (a workspace without a graph has nothing to
+    sample); cancelled if it does not, so no test leaves it running."""
+    pid = int(run["pid"])
+    deadline = time.monotonic() + 120
+    while jobs.is_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    try:
+        assert not jobs.is_alive(pid), "the batch process did not end on a workspace without a graph"
+    finally:
+        if jobs.is_alive(pid):
+            jobs.cancel(ws, run["run_id"])
+
+
 def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspace, monkeypatch):
     """A real launch through the form: with no graph to sample from the batch process ends
     at once, and the page says so and shows its log."""
@@ -318,15 +341,7 @@ def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspa
     assert (run["sampler"], int(run["n_paths"]), int(run["seed"]), run["provider"]) == ("random-walk", 3, 5, "offline")
     assert any(s.value == f"Started run {run['run_id']} in the background." for s in at.success)
     assert at.selectbox(key="synth_run").value == run["run_id"]
-    pid = int(run["pid"])
-    deadline = time.monotonic() + 120
-    while jobs.is_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    try:
-        assert not jobs.is_alive(pid), "the batch process did not end on a workspace without a graph"
-    finally:
-        if jobs.is_alive(pid):
-            jobs.cancel(ws, run["run_id"])
+    _wait_for_exit(ws, run)
     at.run()
     assert not at.exception, at.exception
     status = frame(at, "run_id", "status")["status"].iloc[0]
@@ -337,3 +352,56 @@ def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspa
         assert f"workbench synth --workspace {ws.root} --resume --run-id {run['run_id']}" in _codes(at)
     log = jobs.log_tail(ws, run["run_id"])
     assert log.strip() and log.rstrip("\n") in _codes(at)
+
+
+# --- Synthesis page, LLM provider ------------------------------------------------------------------
+
+def _endpoint(ws, monkeypatch, base_url: str, budget_usd: float | None = 3.0) -> None:
+    """The workspace's endpoint as the Settings page saves it; none from the environment."""
+    for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "WORKBENCH_LLM_BUDGET_USD", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    save_settings(ws.root, base_url=base_url, model="gpt-4o-mini", concurrency=4, budget_usd=budget_usd)
+
+
+def test_with_an_endpoint_the_llm_synthesizer_launches_an_llm_batch_with_its_budget(workspace, monkeypatch):
+    """The radio is enabled once an endpoint is configured; Launch starts `workbench synth
+    --provider llm --budget-usd X` (with no graph to sample from, the process ends at once,
+    before any LLM call)."""
+    ws = workspace
+    with ReplayServer() as srv:
+        _endpoint(ws, monkeypatch, srv.base_url)
+        at = open_page(ws, monkeypatch, "synthesis.py")
+        provider, budget = at.radio(key="synth_provider"), at.number_input(key="synth_budget")
+        assert not provider.disabled and not budget.disabled
+        assert budget.value == 3.0  # the workspace's budget cap per batch is the default
+        assert not any("none is configured" in i.value for i in at.info)
+        assert any(c.value.endswith(f"LLM: planner and constructor through {srv.base_url} (model gpt-4o-mini), "
+                                    "with routed repairs.") for c in at.caption)
+        provider.set_value("llm")
+        budget.set_value(1.5)
+        at.number_input(key="synth_paths").set_value(2)
+        button(at, "synth_launch").click().run()
+        assert not at.exception, at.exception
+        run = store.runs(ws.db).iloc[0]
+        assert (run["provider"], int(run["n_paths"])) == ("llm", 2)
+        assert frame(at, "run_id", "provider")["provider"].tolist() == ["llm"]
+        _wait_for_exit(ws, run)
+        log = jobs.log_tail(ws, run["run_id"])
+        assert "--provider llm" in log and "--budget-usd 1.5" in log, log
+        assert srv.stats.chat_requests == 0
+
+
+def test_an_llm_runs_live_view_shows_accepted_after_n_repairs(graph_workspace, monkeypatch):
+    ws = graph_workspace
+    llm = add_llm_run(ws, make_synth_fixture(ws))
+    at = open_page(ws, monkeypatch, "synthesis.py")
+    at.selectbox(key="synth_run").set_value(LLM_RUN_ID).run()
+    assert not at.exception, at.exception
+    fig = chart(at, f"repairs_funnel_{LLM_RUN_ID}")
+    assert [d["name"] for d in fig["data"]] == ["accepted", "rejected"] and fig["data"][0]["x"] == ["0", "1", "2"]
+    assert plotly_array(fig["data"][0]["y"]).tolist() == [1, 0, 1]
+    assert plotly_array(fig["data"][1]["y"]).tolist() == [0, 1, 0]
+    assert llm.given_up.verdict == "rejected"
+    # the offline run has no repairs to show
+    at.selectbox(key="synth_run").set_value(RUN_ID).run()
+    assert not [el for el in at.get("plotly_chart") if "repairs_funnel" in el.proto.id]
