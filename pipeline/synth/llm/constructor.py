@@ -45,6 +45,7 @@ STATE_CHARS = 12000              # container state in a prompt
 BUILD_TIMEOUT_S = 600.0
 ALLOWED_IMAGES = frozenset({"base"})
 SESSION_MARGIN_S = 120.0
+LLM_WAIT_S = 1800.0              # how long a Session may idle through instruction and solution calls
 
 SCHEMAS: dict[str, type[BaseModel]] = {"environment": EnvManifest, "solution": Solution,
                                        "tests": TestsDraft, "instruction": Instruction}
@@ -180,8 +181,10 @@ class Work:
         return "\n\n".join(parts)
 
     # ------------------------------------------------------------ Docker
-    def limits(self) -> Limits:
-        return Limits(network=False, lifetime_s=self.agent_timeout_s + SESSION_MARGIN_S)
+    def limits(self, waiting: bool = False) -> Limits:
+        """A Session's limits; `waiting`: it also waits through LLM calls (a longer lifetime)."""
+        wait = LLM_WAIT_S if waiting else 0.0
+        return Limits(network=False, lifetime_s=self.agent_timeout_s + SESSION_MARGIN_S + wait)
 
     def check_environment(self, draft: Draft) -> Callable[[EnvManifest], list[Failure]]:
         """Guard, lay out and build a manifest; on success `draft.image` is the built image."""
@@ -205,32 +208,45 @@ class Work:
             return []
         return check
 
-    def read_before(self, draft: Draft) -> None:
+    def read_before(self, draft: Draft, session=None) -> None:
+        if session is not None:
+            draft.before = read_state(session, tools=self.plan_tools)
+            return
         with self.tools.engine.session(draft.image, self.limits(), purpose="synth-state", timer=self.timer) as s:
             draft.before = read_state(s, tools=self.plan_tools)
 
-    def check_solution(self, draft: Draft) -> Callable[[Solution], list[Failure]]:
-        """Run solve.sh in a fresh Session (a pristine environment each time) and observe its effects."""
+    def check_solution(self, draft: Draft, pristine=None) -> Callable[[Solution], list[Failure]]:
+        """Run solve.sh in a pristine environment and observe its effects: the first run in
+        `pristine` (the Session the state before was read in, untouched since), every other in a
+        fresh Session."""
+        spare = [pristine] if pristine is not None else []
+
         def check(solution: Solution) -> list[Failure]:
             failures = guard.check_solution(solution.solve_sh)
             if failures:
                 return failures
-            limits = self.limits()
-            with self.tools.engine.session(draft.image, limits, purpose="synth-solve", timer=self.timer) as s:
-                s.write_files({"/solution/solve.sh": solution.solve_sh.encode()}, dest="/")
-                res = s.exec("bash /solution/solve.sh", self.agent_timeout_s)
-                if not res.ok:
-                    reason = res.reason("solution/solve.sh", self.agent_timeout_s, limits.output_bytes)
-                    return [Failure(check=SOLVE_CHECK, artifact="solution", reason=reason,
-                                    evidence=tail(res.output, EVIDENCE_LINES))]
-                try:
-                    after = read_state(s, tools=self.plan_tools, since=draft.before)
-                except SessionStopped as exc:   # what solve.sh left made reading the state hit a limit
-                    return [Failure(check=SOLVE_CHECK, artifact="solution",
-                                    reason=f"solve.sh finished, but reading what it left failed: {exc}")]
-            draft.after, draft.diff = after, diff_states(draft.before, after)
-            return []
+            if spare:
+                session = spare.pop()
+                if not session.stopped:
+                    return self._observe(draft, session, solution)
+            with self.tools.engine.session(draft.image, self.limits(), purpose="synth-solve", timer=self.timer) as s:
+                return self._observe(draft, s, solution)
         return check
+
+    def _observe(self, draft: Draft, s, solution: Solution) -> list[Failure]:
+        s.write_files({"/solution/solve.sh": solution.solve_sh.encode()}, dest="/")
+        res = s.exec("bash /solution/solve.sh", self.agent_timeout_s)
+        if not res.ok:
+            reason = res.reason("solution/solve.sh", self.agent_timeout_s, s.limits.output_bytes)
+            return [Failure(check=SOLVE_CHECK, artifact="solution", reason=reason,
+                            evidence=tail(res.output, EVIDENCE_LINES))]
+        try:
+            after = read_state(s, tools=self.plan_tools, since=draft.before)
+        except SessionStopped as exc:   # what solve.sh left made reading the state hit a limit
+            return [Failure(check=SOLVE_CHECK, artifact="solution",
+                            reason=f"solve.sh finished, but reading what it left failed: {exc}")]
+        draft.after, draft.diff = after, diff_states(draft.before, after)
+        return []
 
     def check_instruction(self, draft: Draft) -> Callable[[Instruction], list[Failure]]:
         def check(instruction: Instruction) -> list[Failure]:
@@ -257,17 +273,22 @@ class Work:
         manifest, failures = self.ask(ENVIRONMENT, EnvManifest, "environment", plan=self.plan_json, steps=steps)
         check_env = self.check_environment(d)
         d.manifest = self.settle("environment", manifest, failures or check_env(manifest), check_env)
-        self.read_before(d)
-        state = d.before.as_prompt(max_chars=STATE_CHARS)
-        instruction, failures = self.ask(INSTRUCTION, Instruction, "instruction", plan=self.plan_json, state=state)
-        if instruction is None:   # an instruction is needed to write the solution: repair it first
-            instruction = self.settle("instruction", None, failures, lambda m: [])
-        d.instruction = instruction
-        text = render.instruction_md(instruction)
-        solution, failures = self.ask(SOLUTION, Solution, "solution", plan=self.plan_json, instruction=text,
-                                      state=state)
-        check_sol = self.check_solution(d)
-        d.solution = self.settle("solution", solution, failures or check_sol(solution), check_sol)
+        # The state is read in a Session that then waits, untouched, through the instruction and
+        # solution calls: the first solve.sh run needs no container of its own.
+        with self.tools.engine.session(d.image, self.limits(waiting=True), purpose="synth-state",
+                                       timer=self.timer) as pristine:
+            self.read_before(d, pristine)
+            state = d.before.as_prompt(max_chars=STATE_CHARS)
+            instruction, failures = self.ask(INSTRUCTION, Instruction, "instruction", plan=self.plan_json,
+                                             state=state)
+            if instruction is None:   # an instruction is needed to write the solution: repair it first
+                instruction = self.settle("instruction", None, failures, lambda m: [])
+            d.instruction = instruction
+            text = render.instruction_md(instruction)
+            solution, failures = self.ask(SOLUTION, Solution, "solution", plan=self.plan_json, instruction=text,
+                                          state=state)
+            check_sol = self.check_solution(d, pristine)
+            d.solution = self.settle("solution", solution, failures or check_sol(solution), check_sol)
         check_ins = self.check_instruction(d)
         d.instruction = self.settle("instruction", d.instruction, check_ins(d.instruction), check_ins)
         tests, failures = self.ask(TESTS, TestsDraft, "tests", instruction=render.instruction_md(d.instruction),
