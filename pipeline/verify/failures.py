@@ -47,6 +47,7 @@ Verdict = Literal["accepted", "rejected"]
 
 EVIDENCE_LINES = 30            # log lines kept as evidence: the tail, where the error is
 EVIDENCE_LINE_CHARS = 300
+FAILING_TEST_LINES = 20        # failing tests described in the evidence (all of them are in failing_tests)
 TEST_PHASE_MARK = "$ bash /tests/test.sh"   # docker_checks' log: solve.sh output, then the tests'
 SOLVE_MARK = "$ bash /solution/solve.sh"
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -100,12 +101,15 @@ def _log_part(log: str, part: str) -> str:
 
 
 def _test_evidence(check: CheckResult) -> tuple[list[str], list[str]]:
+    """The failing test ids, and a line per failing test (up to FAILING_TEST_LINES) with the
+    first line of its message."""
     tests = check.details.get("tests") or []
     bad = failing(tests)
-    lines = [f"{t['name']}: {t['outcome']}: {(t.get('message') or '').strip().splitlines()[0][:EVIDENCE_LINE_CHARS]}"
-             if (t.get("message") or "").strip() else f"{t['name']}: {t['outcome']}"
-             for t in tests if t["name"] in bad]
-    return bad, lines
+    lines = []
+    for t in [t for t in tests if t["name"] in bad][:FAILING_TEST_LINES]:
+        message = (t.get("message") or "").strip().splitlines()
+        lines.append(f"{t['name']}: {t['outcome']}" + (f": {message[0]}" if message else ""))
+    return bad, [ln[:EVIDENCE_LINE_CHARS] for ln in lines]
 
 
 def _failure(check: CheckResult, artifact: str, part: str | None = None, **kw) -> Failure:

@@ -233,3 +233,14 @@ def test_first_failed_is_in_verification_order_whatever_the_list_order():
 def test_check_names_are_defined_once():
     assert CHECK_NAMES is STORED_NAMES
     assert CHECK_NAMES == ("build", "noop", "oracle", "rubric", "decontam", "judge")
+
+
+def test_evidence_is_bounded_but_every_failing_test_is_named():
+    tests = [{"name": f"test_{i}", "outcome": "failed", "message": f"assert {i} == 0\nmore"} for i in range(50)]
+    log = "$ bash /solution/solve.sh\n\n$ bash /tests/test.sh\n" + "".join(f"line {i} " + "x" * 500 + "\n"
+                                                                       for i in range(100))
+    f = _only([CheckResult(name="oracle", passed=False, reason="after the solution the tests still fail", log=log,
+                           details={"tests": tests, "reward": 0.0, "exit_code": 0, "solve_exit_code": 0})])
+    assert f.artifact == "tests" and len(f.failing_tests) == 50
+    assert f.evidence[0] == "test_0: failed: assert 0 == 0" and len(f.evidence) == 20 + 30
+    assert f.evidence[-1].startswith("line 99 ") and max(map(len, f.evidence)) == 300
