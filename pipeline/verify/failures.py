@@ -211,8 +211,9 @@ def _judge(check: CheckResult) -> list[Failure]:
     items = []
     for c in failed:
         artifact = c.get("artifact") if c.get("artifact") in ARTIFACTS else "instruction"
-        note, quote = (c.get("note") or "").strip(), (c.get("evidence") or "").strip()
-        said = f"{note} (evidence: {quote!r})" if note and quote else note or quote
+        note, quote, where = ((c.get(k) or "").strip() for k in ("note", "evidence", "where"))
+        at = f"evidence {where}" if where else "evidence"
+        said = f"{note} ({at}: {quote!r})" if note and quote else note or quote
         items.append((artifact, f"{c.get('name', '?')}: {said}"))
     return _grouped(check, items, "judge criteria failed")
 

@@ -197,7 +197,7 @@ def test_judge_failures_follow_each_criterions_artifact():
     judge = CheckResult(name="judge", passed=False, reason="requirements_tested failed", details={"criteria": [
         {"name": "requirements_tested", "passed": False, "evidence": "the sum is never checked", "artifact": "tests"},
         {"name": "tests_asked_for", "passed": False, "evidence": "test_log", "artifact": "tests",
-         "note": "no sentence asks for a log"},
+         "note": "no sentence asks for a log", "where": "tests/test_outputs.py::test_log"},
         {"name": "no_solution_leak", "passed": True, "evidence": "", "artifact": "instruction"},
         {"name": "unambiguous", "passed": False, "evidence": "'the numbers' may mean either file",
          "artifact": "instruction"},
@@ -205,7 +205,7 @@ def test_judge_failures_follow_each_criterions_artifact():
     tests, instruction = failures_of([judge])
     assert (tests.artifact, tests.evidence) == ("tests", ["requirements_tested: the sum is never checked",
                                                           "tests_asked_for: no sentence asks for a log "
-                                                          "(evidence: 'test_log')"])
+                                                          "(evidence tests/test_outputs.py::test_log: 'test_log')"])
     assert instruction.artifact == "instruction" and len(instruction.evidence) == 2
     assert "unambiguous" in instruction.reason and "2 judge criteria failed about instruction" in instruction.reason
     unusable = CheckResult(name="judge", passed=False, reason="no usable verdict: made-up quote",
