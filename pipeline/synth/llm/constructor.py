@@ -227,7 +227,7 @@ class Work:
                 return failures
             if spare:
                 session = spare.pop()
-                if not session.stopped:
+                if _alive(session):
                     return self._observe(draft, session, solution)
             with self.tools.engine.session(draft.image, self.limits(), purpose="synth-solve", timer=self.timer) as s:
                 return self._observe(draft, s, solution)
@@ -295,6 +295,17 @@ class Work:
                                    before=state, diff=d.diff.as_prompt(), plan=self.plan_json)
         d.tests = self.settle("tests", tests, failures or self.check_tests(tests), self.check_tests)
         return d
+
+
+def _alive(session) -> bool:
+    """Still running (its lifetime may have ended while it waited on the LLM)."""
+    if session.stopped:
+        return False
+    try:
+        session.box.container.reload()
+        return session.box.container.status == "running"
+    except Exception:   # gone, or the daemon would not say: a fresh Session is the safe choice
+        return False
 
 
 def reply_failure(artifact: str, stage: str, exc: StructuredOutputError) -> Failure:

@@ -114,7 +114,8 @@ class PaidOrders:
         self.bodies.append(body)
         pending = self.faults.get(stage)
         if pending:
-            return pending.pop(0)
+            reply = pending.pop(0)
+            return reply(body) if callable(reply) else reply
         return GOOD[stage]
 
     def rule(self):

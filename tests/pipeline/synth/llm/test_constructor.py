@@ -4,6 +4,8 @@ the constructor's own rules: repaired from the build log, bad JSON counted as an
 artifact, a solve.sh that never ends cut at the agent timeout, budgets that run out."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from pipeline.repair.route import RepairBudget
@@ -103,3 +105,21 @@ def test_tests_that_pass_untouched_are_routed_to_the_tests_and_repaired(work_wit
     [a] = work.attempts
     assert (a.artifact, a.check, a.outcome) == ("tests", "noop", "fixed")
     assert "pass on the untouched environment" in a.reason
+
+
+def test_a_waiting_session_that_died_is_not_blamed_on_the_solution(work_with):
+    """The first solve.sh runs in the Session the state was read in; one that ended while the
+    solution was being written (its lifetime, the daemon) gives way to a fresh Session."""
+    import docker
+    script = PaidOrders()
+
+    def solution_after_killing_the_waiting_session(body):
+        client = docker.from_env()
+        for c in client.containers.list(filters={"label": "workbench.purpose=synth-state"}):
+            if c.labels.get("workbench.owner", "").endswith(f":{os.getpid()}"):
+                c.kill()
+        return script.reply(body)
+    script.faults["synth_solution"] = [solution_after_killing_the_waiting_session]
+    work = work_with(script)
+    draft = work.construct()
+    assert work.attempts == [] and "/app/out/totals.csv" in draft.diff.changed_paths
