@@ -28,8 +28,12 @@ def history_note(task: Mapping | pd.Series, attempts: pd.DataFrame) -> str:
         return "offline task: made from recipes, never repaired"
     n = len(attempts)
     if n == 0:
+        if pd.isna(task.get("repairs")):   # the synthesizer's attempts never reached the store
+            return "no repair history recorded for this task"
         if task.get("verdict") == "rejected":
             return f"no repairs: rejected at {task.get('failed_check') or 'a check'} before any repair was tried"
+        if task.get("verdict") != "accepted":
+            return "no repairs so far: not verified yet"
         return "no repairs: built right the first time"
     fixed = attempts["outcome"].eq("fixed").sum()
     ending = {"accepted": "accepted", "rejected": "rejected", "cancelled": "cancelled with its run"}

@@ -18,9 +18,15 @@ def test_the_note_tells_offline_first_time_and_repaired_tasks_apart():
     none = _attempts()
     assert rv.history_note({"provider": "offline", "verdict": "accepted"}, none) == \
         "offline task: made from recipes, never repaired"
-    assert rv.history_note({"provider": "llm", "verdict": "accepted"}, none) == "no repairs: built right the first time"
-    assert rv.history_note({"provider": "llm", "verdict": "rejected", "failed_check": "decontam"}, none) == \
-        "no repairs: rejected at decontam before any repair was tried"
+    assert rv.history_note({"provider": "llm", "verdict": "accepted", "repairs": 0}, none) == \
+        "no repairs: built right the first time"
+    assert rv.history_note({"provider": "llm", "verdict": "rejected", "failed_check": "decontam", "repairs": 0},
+                           none) == "no repairs: rejected at decontam before any repair was tried"
+    assert rv.history_note({"provider": "llm", "verdict": "pending", "repairs": 0}, none) == \
+        "no repairs so far: not verified yet"
+    # an LLM task whose attempts were never saved (tasks.repairs NULL) is not called right first time
+    assert rv.history_note({"provider": "llm", "verdict": "accepted", "repairs": float("nan")}, none) == \
+        "no repair history recorded for this task"
     assert rv.history_note({"provider": "llm", "verdict": "accepted"}, _attempts("moved_on", "fixed")) == \
         "2 repairs (1 fixed what failed); accepted after them"
     assert rv.history_note({"provider": "llm", "verdict": "rejected"}, _attempts("exhausted")) == \
