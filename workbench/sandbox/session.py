@@ -34,6 +34,7 @@ _KINDS = {"f": "file", "d": "dir", "l": "link"}
 _TREE_FORMAT = r"%y %s %m %T@ %d %p\0"
 _TREE_BYTES_PER_ENTRY = 512          # the listing's byte cap is entries x this, at most half the output cap
 _TREE_TIMEOUT_S = 60.0
+_READ_CHUNK = 16 * 1024            # archive stream reads: a head costs its size, not the client's 2 MB default
 
 
 class SessionStopped(RuntimeError):
@@ -99,7 +100,7 @@ class Session:
         self.history.append(line)
         if res.stopped_by_limit:
             shown = line if len(line) <= 120 else line[:117] + "..."
-            why = res.container_gone or res.reason("it", timeout_s, self.limits.output_bytes).removeprefix("it ")
+            why = res.reason("it", timeout_s, self.limits.output_bytes).removeprefix("it ")
             self._stopped = f"the session was stopped: `{shown}` {why}; open a new session"
         return res
 
@@ -112,7 +113,7 @@ class Session:
         t0 = time.monotonic()
         try:
             try:
-                bits, _ = self.box.container.get_archive(path)
+                bits, _ = self.box.container.get_archive(path, chunk_size=_READ_CHUNK)
             except docker.errors.NotFound as exc:
                 self._check_alive(exc)
                 return None
@@ -178,8 +179,9 @@ class Session:
 
 
 def _first_member(bits, max_bytes: int) -> bytes | None:
-    """The head of the archive's first member if it is a regular file; reads at most the tar
-    header plus `max_bytes` (+ a block) from the stream."""
+    """The head of the archive's first member if it is a regular file; reads at most its
+    headers (the member is named by its base name: a long one takes a PAX header of its own,
+    under 2 KB) plus `max_bytes` from the stream."""
     buf = io.BytesIO()
     limit = max_bytes + 4096
     for chunk in bits:

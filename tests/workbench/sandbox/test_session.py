@@ -91,7 +91,20 @@ def test_a_container_killed_from_outside_is_named_not_read_as_missing(engine):
         s.box.container.kill()
         with pytest.raises(SessionStopped, match="no longer running"):
             s.read_file("/etc/hostname")
-        assert s.exec("true", 10).container_gone
+        assert "no longer running" in s.exec("true", 10).container_gone
+    with engine.session(base_image_name(), Limits()) as s:
+        s.box.container.kill()
+        assert s.exec("echo hi", 10).container_gone
+        assert s.stopped.startswith("the session was stopped: `echo hi` could not run: the container is no longer running")
+        with pytest.raises(SessionStopped, match="`echo hi` could not run"):
+            s.tree("/app")
+
+
+def test_a_file_with_a_long_path_and_name_reads_its_whole_head(engine):
+    deep = "/app/" + "/".join(["d" * 200] * 15) + "/" + "f" * 250    # a long name takes a PAX header
+    with engine.session(base_image_name(), Limits()) as s:
+        s.write_files({deep: b"x" * 70000})
+        assert s.read_file(deep) == b"x" * 65536
 
 
 def test_container_gone_after_the_block_and_after_an_exception(engine):
