@@ -251,7 +251,8 @@ class Work:
     def check_instruction(self, draft: Draft) -> Callable[[Instruction], list[Failure]]:
         def check(instruction: Instruction) -> list[Failure]:
             produced = set(draft.diff.changed_paths) if draft.diff is not None else set()
-            return guard.check_instruction(render.instruction_md(instruction), draft.before, produced)
+            solve = draft.solution.solve_sh if draft.solution is not None else ""
+            return guard.check_instruction(render.instruction_md(instruction), draft.before, produced, solve)
         return check
 
     @staticmethod

@@ -123,3 +123,16 @@ def test_a_waiting_session_that_died_is_not_blamed_on_the_solution(work_with):
     work = work_with(script)
     draft = work.construct()
     assert work.attempts == [] and "/app/out/totals.csv" in draft.diff.changed_paths
+
+
+def test_a_path_the_instruction_names_that_only_solve_sh_names_is_no_missing_file(work_with):
+    """A log a scheduled job will write later is named by solve.sh, not made by it: the instruction
+    guard is given the solution, so such a path is not a missing file."""
+    from tests.pipeline.synth.llm.paid_orders import INSTRUCTION, SOLVE
+    later = "A nightly job will append to /app/logs/refresh.log; leave room for it."
+    instruction = {**INSTRUCTION, "text": INSTRUCTION["text"] + f"\n{later}\n"}
+    solve = SOLVE + "echo '0 2 * * * /app/refresh.sh >> /app/logs/refresh.log' > out/crontab.txt\n"
+    script = PaidOrders({"synth_instruction": [instruction], "synth_solution": [{"solve_sh": solve}]})
+    work = work_with(script)
+    draft = work.construct()
+    assert work.attempts == [] and later in draft.instruction.text
