@@ -94,3 +94,44 @@ def test_the_list_shows_provider_repairs_and_cost_and_the_yield_shows_accepted_a
     from tests.pages.synth_fixture import RUN_ID
     at.selectbox(key="yield_run").set_value(RUN_ID).run()
     assert not [el for el in at.get("plotly_chart") if "repairs_funnel" in el.proto.id]
+
+
+@pytest.mark.docker
+def test_a_real_llm_batchs_repaired_task_shows_its_stored_attempt_and_cost(graph_workspace, monkeypatch):
+    """Rows made by `run_synth(provider="llm")` itself (real client over HTTP to the scripted
+    replay server, real Docker builds and checks): a path whose first tests have a bug is
+    repaired once; the Repairs tab shows that attempt with the diff the constructor stored,
+    and the task's cost per stage is the call log's."""
+    from pipeline.synth.batch import run_synth
+    from pipeline.synth.llm.scripted import ScriptedSynthesis
+    from tests.pipeline.synth.llm.demo_paths import batch_of, tool_paths
+    from workbench.llm.replay_server import ReplayServer
+    from workbench.sandbox.base_image import base_image_name
+    from workbench.store import repairs
+    from workbench.store import tasks as store
+    ws = graph_workspace
+    buggy, clean = list(tool_paths(ws, 2))
+    scripted = ScriptedSynthesis(ws, {buggy: "test_bug"}, base_image=base_image_name())
+    with ReplayServer(latency_s=0.01) as srv:
+        srv.add_rule(scripted.rule())
+        monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", srv.base_url)
+        store.create_run(ws.db, "pages-llm", "random-walk", 2, 0, "llm", 2, None)
+        store.attach_paths(ws.db, "pages-llm", batch_of(buggy), [buggy, clean])
+        run_synth(ws, run_id="pages-llm", provider="llm", concurrency=2)
+    tasks = store.tasks_frame(ws.db).set_index("path_id")
+    repaired, first = tasks.loc[buggy], tasks.loc[clean]
+    assert (repaired["verdict"], int(repaired["repairs"])) == ("accepted", 1), repaired["reason"]
+    stored = repairs.attempts_for(ws.db, repaired["task_id"]).iloc[0]
+    assert stored["artifact"] == "tests" and stored["diff"].startswith("---")
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL")
+    at = open_page(ws, monkeypatch, "tasks.py")
+    tabs = _open(at, repaired["task_id"])
+    panel = tabs["Repairs"]
+    assert panel.label == "Repairs (1)"
+    assert panel.markdown[0].value == "**1 repair (1 fixed what failed); accepted after them**"
+    assert stored["diff"].rstrip("\n") in [c.value for c in panel.code if c.language == "diff"]
+    costs = next(d.value for d in panel.dataframe if "stage" in d.value.columns)
+    assert {"synth_plan", "synth_tests", "synth_repair_tests"} <= set(costs["stage"])
+    assert costs["cost_usd"].iloc[-1] == pytest.approx(float(repaired["cost_usd"]))
+    tabs = _open(at, first["task_id"])
+    assert tabs["Repairs"].markdown[0].value == "**no repairs: built right the first time**"
