@@ -37,8 +37,10 @@ SQLITE_MAGIC = "SQLite format 3"
 # Runs as `python3 -c SCHEMA_SCRIPT paths...` inside the image (stdlib only), or on the host on
 # copies when the image has no python3: one definition of what a schema is. One JSON line per path.
 SCHEMA_SCRIPT = r'''
-import csv, json, sqlite3, sys, urllib.parse
+import csv, json, os, sqlite3, sys, urllib.parse
 csv.field_size_limit(1 << 20)
+COUNT_MAX = 64 << 20    # bigger text files: header and keys only, rows not counted (the read stays quick)
+PARSE_MAX = 16 << 20    # bigger JSON documents are not parsed
 def kind(v):
     return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
             float: "number", type(None): "null"}.get(type(v), type(v).__name__)
@@ -46,6 +48,7 @@ def keys_of(d):
     return {str(k)[:64]: kind(v) for k, v in list(d.items())[:60]}
 def describe(p):
     r = {"path": p}
+    size = os.path.getsize(p)
     with open(p, "rb") as fh:
         magic = fh.read(16)
     low = p.lower()
@@ -68,7 +71,7 @@ def describe(p):
         with open(p, newline="", encoding="utf-8", errors="replace") as fh:
             rd = csv.reader(fh, delimiter="\t" if low.endswith(".tsv") else ",")
             r["columns"] = [c[:64] for c in next(rd, [])][:100]
-            r["rows"] = sum(1 for _ in rd)
+            r["rows"] = sum(1 for _ in rd) if size <= COUNT_MAX else None
     elif low.endswith((".jsonl", ".ndjson")):
         r["format"] = "jsonl"
         n, first = 0, None
@@ -78,13 +81,17 @@ def describe(p):
                     n += 1
                     if first is None:
                         first = json.loads(line)
-        r["rows"] = n
+                        if size > COUNT_MAX:
+                            break
+        r["rows"] = n if size <= COUNT_MAX else None
         if isinstance(first, dict):
             r["keys"] = keys_of(first)
     elif low.endswith(".json"):
         r["format"] = "json"
+        if size > PARSE_MAX:
+            raise ValueError("over 16 MiB, not parsed")
         with open(p, encoding="utf-8", errors="replace") as fh:
-            data = json.loads(fh.read(16 << 20))
+            data = json.loads(fh.read())
         r["json_type"] = kind(data)
         if isinstance(data, dict):
             r["keys"] = keys_of(data)
@@ -134,14 +141,15 @@ class FileSchema:
     def as_line(self) -> str:
         if self.error:
             return f"{self.path} ({self.format}): unreadable: {self.error}"
+        rows = "rows not counted (a big file)" if self.rows is None else f"{self.rows} data rows"
         if self.format in ("csv", "tsv"):
-            return f"{self.path} ({self.format}, {self.rows} data rows): columns {', '.join(self.columns)}"
+            return f"{self.path} ({self.format}, {rows}): columns {', '.join(self.columns)}"
         if self.format == "sqlite":
             tabs = "; ".join(f"{t}({', '.join(v.get('columns', []))}) {v.get('rows')} rows" for t, v in self.tables.items())
             return f"{self.path} (sqlite): {tabs or 'no tables'}"
         keys = ", ".join(f"{k}: {t}" for k, t in self.keys.items())
         shape = (f"array of {self.rows}" if self.json_type == "array" else
-                 f"{self.rows} lines" if self.format == "jsonl" else self.json_type or "json")
+                 rows if self.format == "jsonl" else self.json_type or "json")
         return f"{self.path} ({self.format}, {shape})" + (f": {{{keys}}}" if keys else "")
 
 

@@ -2,6 +2,7 @@
 schemas, tool versions, the diff a solution leaves, and the same schemas read on the host
 when the image has no python3."""
 import sqlite3
+import time
 
 import pytest
 
@@ -136,3 +137,17 @@ def test_diff_ignores_a_folder_whose_mtime_alone_changed():
     d = diff_states(before, after)
     assert (d.created, d.modified, d.deleted, d.heads) == (["/app/d/b"], [], [], {"/app/d/b": "yy"})
     assert diff_states(after, after).as_prompt().splitlines()[1] == "nothing"
+
+
+@docker
+def test_big_data_files_give_their_header_without_a_long_count(engine):
+    with engine.session(base_image_name(), Limits()) as s:
+        res = s.exec("(echo id,v; yes 1,2 | head -c 70M) > /app/big.csv && "
+                     "(printf '['; yes '1,' | head -c 17M; printf '1]') > /app/big.json", 60)
+        assert res.ok, res
+        t0 = time.monotonic()
+        state = read_state(s)
+        assert time.monotonic() - t0 < 20
+    assert (state.schemas["/app/big.csv"].columns, state.schemas["/app/big.csv"].rows) == (["id", "v"], None)
+    assert state.schemas["/app/big.json"].error == "ValueError: over 16 MiB, not parsed"
+    assert "/app/big.csv (csv, rows not counted (a big file)): columns id, v" in state.as_prompt()
