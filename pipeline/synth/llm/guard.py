@@ -24,6 +24,7 @@ IMAGE = "guard.image"
 NETWORK = "guard.network"
 PATH = "guard.path"
 SIZE = "guard.size"
+FILE = "guard.file"
 SOLUTION = "guard.solution"
 TESTS_SYNTAX = "guard.tests_syntax"
 TESTS_IMPORT = "guard.tests_import"
@@ -75,12 +76,15 @@ def check_manifest(manifest: EnvManifest, allowed_images: set[str]) -> list[Fail
                             evidence=[cmd[:300]]))
     total = 0
     for i, spec in enumerate(manifest.files):
-        total += len(spec.content.encode("utf-8", errors="replace"))
+        try:
+            total += len(render.file_bytes(spec, i))
+        except render.RenderError as exc:          # base64 that does not decode
+            out.append(_env(FILE, str(exc)))
         problem = _file_path_problem(spec, i)
         if problem:
             out.append(_env(PATH, problem))
     if total > MAX_MANIFEST_BYTES:
-        out.append(_env(SIZE, f"environment: the files hold {total // 2**20} MiB of text, over the "
+        out.append(_env(SIZE, f"environment: the files hold {total // 2**20} MiB, over the "
                               f"{MAX_MANIFEST_BYTES // 2**20} MiB a manifest may carry; generate big fixtures with a setup command"))
     return out
 

@@ -7,7 +7,7 @@ from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.llm import guard
 from pipeline.synth.llm.models import EnvManifest, FileSpec
-from pipeline.synth.llm.render import RenderError, artifacts_from_bundle
+from pipeline.synth.llm.render import artifacts_from_bundle
 from pipeline.synth.llm.state import ContainerState
 from pipeline.synth.skill_fit import RepeatedFamilyError
 from workbench.sandbox.session import TreeEntry
@@ -79,9 +79,13 @@ def test_manifest_file_paths_must_stay_out_of_the_system_and_the_verifier():
     assert "files[7]" in reasons[4] and "/tests" in reasons[4]
 
 
-def test_a_manifest_over_the_size_cap_is_refused():
+def test_a_manifest_over_the_size_cap_or_with_bad_base64_is_refused():
     big = EnvManifest(files=[FileSpec(path="/app/big.txt", content="x" * (guard.MAX_MANIFEST_BYTES + 1))])
     assert _checks(guard.check_manifest(big, {"base"})) == [(guard.SIZE, "environment")]
+    blob = EnvManifest(files=[FileSpec(path="/app/a.gz", content="H4sI" + "A" * 60, encoding="base64"),
+                              FileSpec(path="/app/b.gz", content="not base64!", encoding="base64")])
+    assert [f.reason for f in guard.check_manifest(blob, {"base"})] == [
+        "environment: files[1] ('/app/b.gz'): content is not valid base64"]
 
 
 # --- solution ---------------------------------------------------------------------------------
@@ -181,13 +185,13 @@ def test_the_offline_recipes_tasks_pass_the_artifact_guards():
     for name in R.REGISTRY:
         try:
             manifest, _, solution, tests = artifacts_from_bundle(_offline_task(name).bundle)
-        except (RenderError, RepeatedFamilyError):    # binary fixtures have no manifest form; one-family recipes no one-step path
+        except RepeatedFamilyError:      # a recipe only its own family reads after: no one-step path
             continue
         found = (guard.check_manifest(manifest, {"base"}) + guard.check_solution(solution.solve_sh)
                  + guard.check_tests(tests.test_py))
         assert found == [], (name, found)
         checked += 1
-    assert checked >= 45
+    assert checked >= 50
 
 
 @pytest.mark.docker
