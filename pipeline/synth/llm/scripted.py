@@ -21,8 +21,8 @@ import json
 import re
 import threading
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 
 from pipeline.synth.compose import synthesize_task
 from pipeline.synth.llm import models as M
@@ -234,12 +234,15 @@ def correct_reply(stage: str, t: ScriptedTask) -> dict | str:
 class ScriptedSynthesis:
     """Scripted replies for the synthesis stages of the paths of a workspace (or of given contexts)."""
 
-    def __init__(self, source, faults: Mapping[str, str] | None = None, *, seed: int = 0, base_image: str = "base"):
+    def __init__(self, source, faults: Mapping[str, str] | None = None, *, seed: int = 0, base_image: str = "base",
+                 weighted: Iterable[str] = ()):
+        """`weighted`: paths whose tests reply gives the first test weight 2 (the others 1), so
+        the task runs our weighted runner."""
         unknown = sorted({f for f in (faults or {}).values() if f not in FAULTS})
         if unknown:
             raise ValueError(f"unknown fault(s) {', '.join(unknown)}; known: {', '.join(FAULTS)}")
         self.faults = dict(faults or {})
-        self.seed, self.base_image = seed, base_image
+        self.seed, self.base_image, self.weighted = seed, base_image, frozenset(weighted)
         self._ws = None if isinstance(source, Mapping) else source
         self._contexts: dict[str, PathContext] = dict(source) if isinstance(source, Mapping) else {}
         self._tasks: dict[str, ScriptedTask | str] = {}
@@ -271,6 +274,10 @@ class ScriptedSynthesis:
                 made = scripted_task(ctx, seed=self.seed, base_image=self.base_image)
             except Exception as exc:   # a path the recipes cannot serve: the reply says so
                 made = f"no scripted task for path {path_id}: {exc}"
+            else:
+                if path_id in self.weighted:
+                    first = _test_docstrings(made.tests.test_py)[0][0]
+                    made = replace(made, tests=made.tests.model_copy(update={"weights": {first: 2.0}}))
         with self._lock:
             return self._tasks.setdefault(path_id, made)
 

@@ -10,23 +10,33 @@ from workbench.workspace import Workspace
 
 
 def tool_paths(ws: Workspace, n: int, *, steps: int = 2) -> dict[str, PathContext]:
-    """The first `n` sampled paths of `steps` steps (distinct skill chains) whose offline task
-    uses a tool of every step's skill and names its skills."""
+    """The first `n` paths of one sample batch with `steps` steps (distinct skill chains) whose
+    offline task uses a tool of every step's skill and names its skills."""
+    for batch in graph_store.sample_batches(ws.db)["batch_id"]:
+        out = _tool_paths_of(ws, batch, n, steps)
+        if len(out) == n:
+            return out
+    raise AssertionError(f"no sample batch of the demo graph has {n} such paths of {steps} steps")
+
+
+def batch_of(path_id: str) -> str:
+    return path_id.rsplit("-", 1)[0]    # path ids are <batch>-<i> (pipeline.graph.sample_run)
+
+
+def _tool_paths_of(ws: Workspace, batch: str, n: int, steps: int) -> dict[str, PathContext]:
     out: dict[str, PathContext] = {}
     chains: set[tuple[str, ...]] = set()
-    for batch in graph_store.sample_batches(ws.db)["batch_id"]:
-        contexts = path_contexts(ws, graph_store.batch_path_ids(ws.db, batch))
-        for pid, ctx in contexts.items():
-            chain = tuple(s.step.skill_id for s in ctx.steps)
-            if len(ctx.steps) != steps or chain in chains:
-                continue
-            try:
-                task = synthesize_task(ctx.path_steps, 0, "base", path_id=pid)
-            except Exception:
-                continue
-            if all(f.fidelity == "tool" for f in task.fidelity) and "- **" in task.bundle.text("instruction.md"):
-                out[pid] = ctx
-                chains.add(chain)
-            if len(out) == n:
-                return out
-    raise AssertionError(f"the demo graph has only {len(out)} such paths of {steps} steps, {n} wanted")
+    for pid, ctx in path_contexts(ws, graph_store.batch_path_ids(ws.db, batch)).items():
+        chain = tuple(s.step.skill_id for s in ctx.steps)
+        if len(ctx.steps) != steps or chain in chains:
+            continue
+        try:
+            task = synthesize_task(ctx.path_steps, 0, "base", path_id=pid)
+        except Exception:
+            continue
+        if all(f.fidelity == "tool" for f in task.fidelity) and "- **" in task.bundle.text("instruction.md"):
+            out[pid] = ctx
+            chains.add(chain)
+        if len(out) == n:
+            break
+    return out
