@@ -149,8 +149,9 @@ class Session:
         self._refuse(f"list {root}")
         byte_cap = min(max_entries * _TREE_BYTES_PER_ENTRY, self.limits.output_bytes // 2)
         # Sorted by depth inside the container, so the cap keeps the top of a big tree; both
-        # caps apply there, so the listing never reaches the output cap.
-        script = ('find "$1" -mindepth 1 -printf "$2" 2>/dev/null | sort -z -s -t " " -k5,5n -k6 '
+        # caps apply there, so the listing never reaches the output cap. One filesystem only:
+        # a root of "/" lists the image, not /proc, /sys or the verifier's mounted toolchain.
+        script = ('find "$1" -xdev -mindepth 1 -printf "$2" 2>/dev/null | sort -z -s -t " " -k5,5n -k6 '
                   '| head -z -n "$3" | head -c "$4"')
         res = self.exec(["bash", "-c", script, "tree", root, _TREE_FORMAT, str(max_entries + 1), str(byte_cap)],
                         _TREE_TIMEOUT_S, workdir="/")

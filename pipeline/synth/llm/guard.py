@@ -154,8 +154,9 @@ def check_solution(solve_sh: str) -> list[Failure]:
 
 # --- tests -----------------------------------------------------------------------------------
 
-def check_tests(test_py: str) -> list[Failure]:
-    """Valid Python; imports only what the verifier has (stdlib + pytest); at least one test
+def check_tests(test_py: str, image_modules: frozenset[str] | set[str] = frozenset()) -> list[Failure]:
+    """Valid Python; imports only what the verifier has (stdlib + pytest, plus `image_modules`:
+    packages a domain image installs, which the verifier's path reaches); at least one test
     function; every test argument a fixture pytest or the file provides."""
     try:
         tree = ast.parse(test_py, filename=TESTS_FILE)
@@ -164,7 +165,7 @@ def check_tests(test_py: str) -> list[Failure]:
                        [exc.text.rstrip()] if exc.text else [])]
     out = [_tests(TESTS_IMPORT, f"{TESTS_FILE} line {line}: {what}; the verifier's python3 has the standard "
                                 "library and pytest only (check files and outputs with those)")
-           for line, what in _foreign_imports(tree)]
+           for line, what in _foreign_imports(tree, VERIFIER_MODULES | set(image_modules))]
     tests = _test_functions(tree)
     if not tests:
         out.append(_tests(TESTS_NONE, f"{TESTS_FILE}: defines no test function (def test_...), so pytest "
@@ -191,25 +192,25 @@ def _tests(check: str, reason: str, evidence: list[str] | None = None) -> Failur
     return Failure(check=check, artifact="tests", reason=reason, evidence=evidence or [])
 
 
-def _foreign_imports(tree: ast.AST) -> list[tuple[int, str]]:
+def _foreign_imports(tree: ast.AST, known: frozenset[str]) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out += [(node.lineno, f"imports {a.name}, which the verifier lacks") for a in node.names
-                    if a.name.split(".")[0] not in VERIFIER_MODULES]
+                    if a.name.split(".")[0] not in known]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 out.append((node.lineno, f"relative import (from {'.' * node.level}{node.module or ''}); "
                                          "tests/ is not a package"))
-            elif node.module and node.module.split(".")[0] not in VERIFIER_MODULES:
+            elif node.module and node.module.split(".")[0] not in known:
                 out.append((node.lineno, f"imports from {node.module}, which the verifier lacks"))
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
             name, mod = _call_name(node.func), node.args[0].value
             if name in ("importlib.import_module", "import_module", "__import__") \
-                    and mod.split(".")[0] not in VERIFIER_MODULES:
+                    and mod.split(".")[0] not in known:
                 out.append((node.lineno, f"imports {mod} at run time, which the verifier lacks"))
-            elif name == "pytest.importorskip" and mod.split(".")[0] not in VERIFIER_MODULES:
+            elif name == "pytest.importorskip" and mod.split(".")[0] not in known:
                 out.append((node.lineno, f"importorskip({mod!r}) skips the test, since the verifier lacks {mod}"))
     return out
 

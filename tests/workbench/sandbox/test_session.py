@@ -63,6 +63,9 @@ def test_tree_is_capped_shallowest_first(engine):
         assert len(tree) == 100 and s.tree_truncated
         assert [e.path for e in tree[:3]] == ["/app/deep", "/app/top.txt", "/app/deep/er"]
         assert s.exec("echo still here", 10).ok      # the cap is applied inside; the session goes on
+        whole = s.tree("/", max_entries=100_000)
+        assert "/app/top.txt" in {e.path for e in whole} and "/usr/bin/bash" in {e.path for e in whole}
+        assert not any(e.path.startswith(("/proc/", "/sys/")) for e in whole)
 
 
 def test_a_timeout_stops_the_session_and_later_calls_say_so(engine):

@@ -129,6 +129,9 @@ def test_tests_that_import_what_the_verifier_lacks_are_the_tests_fault():
                          (5, "relative import"), (7, "imports yaml at run time"), (8, "importorskip('requests')")):
         assert any(r.startswith(f"tests/test_outputs.py line {line}: ") and needle in r for r in reasons), needle
     assert len(failures) == 6                     # os, importlib, pytest, _pytest, xml are the verifier's own
+    on_domain_image = guard.check_tests(src, image_modules={"pandas", "numpy", "yaml", "requests"})
+    assert [f.reason.split(":")[0] for f in on_domain_image] == ["tests/test_outputs.py line 4",
+                                                                 "tests/test_outputs.py line 5"]   # tkinter, relative
 
 
 def test_invalid_python_no_tests_duplicates_and_unknown_fixtures():
