@@ -72,6 +72,11 @@ class Session:
     def limits(self) -> Limits:
         return self.box.limits
 
+    @property
+    def image_id(self) -> str:
+        """The id (sha256) of the image the session runs: what a cache of image facts keys on."""
+        return str((getattr(self.box.container, "attrs", None) or {}).get("Image", ""))
+
     def _clock(self, t0: float) -> None:
         spent = time.monotonic() - t0
         self.docker_s += spent
@@ -151,7 +156,9 @@ class Session:
         # Sorted by depth inside the container, so the cap keeps the top of a big tree; both
         # caps apply there, so the listing never reaches the output cap. One filesystem only:
         # a root of "/" lists the image, not /proc, /sys or the verifier's mounted toolchain.
-        script = ('find "$1" -xdev -mindepth 1 -printf "$2" 2>/dev/null | sort -z -s -t " " -k5,5n -k6 '
+        # Bulk no prompt reads (git's object store, node_modules, __pycache__) is listed, not entered.
+        script = ('find "$1" -xdev -mindepth 1 \\( -path "*/.git/objects" -o -name node_modules -o -name __pycache__ '
+                  '\\) -printf "$2" -prune -o -printf "$2" 2>/dev/null | sort -z -s -t " " -k5,5n -k6 '
                   '| head -z -n "$3" | head -c "$4"')
         res = self.exec(["bash", "-c", script, "tree", root, _TREE_FORMAT, str(max_entries + 1), str(byte_cap)],
                         _TREE_TIMEOUT_S, workdir="/")

@@ -14,6 +14,7 @@ import json
 import re
 import secrets
 import tempfile
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
@@ -33,6 +34,11 @@ _SCHEMA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".db", ".sqlit
 _BINARY_SUFFIXES = (".gz", ".tgz", ".zip", ".zst", ".xz", ".bz2", ".png", ".jpg", ".jpeg", ".gif", ".pdf",
                     ".so", ".o", ".a", ".pyc", ".whl", ".tar", ".db", ".sqlite", ".sqlite3", ".gpg")
 SQLITE_MAGIC = "SQLite format 3"
+# Inside a git repository only what says where it stands is worth a head (not hook samples, logs).
+_GIT_HEADS = re.compile(r"/\.git/(?:HEAD|config|packed-refs|refs/.+|hooks/(?!.*\.sample$)[^/]+)$")
+_TOOLS_CACHE_MAX = 256
+_tools_cache: dict[tuple[str, str], str | None] = {}     # (image id, tool) -> version line; None missing
+_tools_lock = threading.Lock()
 
 # Runs as `python3 -c SCHEMA_SCRIPT paths...` inside the image (stdlib only), or on the host on
 # copies when the image has no python3: one definition of what a schema is. One JSON line per path.
@@ -251,7 +257,8 @@ def _read(session: Session, roots: tuple[str, ...], tools: list[str], since: Con
     if truncated:
         state.notes.append(f"the tree was cut at {MAX_ENTRIES} entries per root (shallowest kept)")
     first = _changed_since(since, entries) if since else set()
-    files = [e for e in entries if e.kind == "file" and e.size > 0 and "\n" not in e.path]
+    files = [e for e in entries if e.kind == "file" and e.size > 0 and "\n" not in e.path
+             and ("/.git/" not in e.path or _GIT_HEADS.search(e.path))]
     files.sort(key=lambda e: (e.path not in first, e.path.count("/"), e.path))
     sqlite_by_magic = _read_heads(session, state, [e for e in files if not e.path.lower().endswith(_BINARY_SUFFIXES)])
     data = [e.path for e in files if e.path.lower().endswith(_SCHEMA_SUFFIXES) or e.path in sqlite_by_magic]
@@ -361,13 +368,29 @@ def _guess_format(path: str) -> str:
 
 
 def _read_tools(session: Session, state: ContainerState, tools: list[str]) -> None:
+    """Versions of `tools`, looked up once per image (what a solution does cannot install a tool
+    without network, and the state after it is read with the same image)."""
     valid = [t for t in tools if TOOL_NAME.match(t)]
     for t in tools:
         if t not in valid:
             state.tools[t] = None
             state.notes.append(f"tool name {t!r} is not a plain program name; not looked up")
-    if not valid:
-        return
+    image = session.image_id
+    with _tools_lock:
+        known = {t: _tools_cache[(image, t)] for t in valid if image and (image, t) in _tools_cache}
+    state.tools.update(known)
+    valid = [t for t in valid if t not in known]
+    if valid:
+        _look_up_tools(session, state, valid)
+        if image:
+            with _tools_lock:
+                if len(_tools_cache) > _TOOLS_CACHE_MAX:
+                    _tools_cache.clear()
+                _tools_cache.update({(image, t): state.tools[t] for t in valid})
+    state.tools = {t: state.tools[t] for t in tools}     # in the order asked
+
+
+def _look_up_tools(session: Session, state: ContainerState, valid: list[str]) -> None:
     res = session.exec(["bash", "-c", _TOOLS_SCRIPT, "tools", *valid], 30 + 13 * len(valid), workdir="/")
     if res.stopped_by_limit:
         raise SessionStopped(session.stopped or res.container_gone)
@@ -378,7 +401,6 @@ def _read_tools(session: Session, state: ContainerState, tools: list[str]) -> No
             state.tools[name] = None if found == "missing" else version.strip()
     for t in valid:
         state.tools.setdefault(t, "")
-    state.tools = {t: state.tools[t] for t in tools}     # in the order asked
 
 
 def _entry_line(e: TreeEntry) -> str:

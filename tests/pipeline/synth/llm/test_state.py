@@ -151,3 +151,23 @@ def test_big_data_files_give_their_header_without_a_long_count(engine):
     assert (state.schemas["/app/big.csv"].columns, state.schemas["/app/big.csv"].rows) == (["id", "v"], None)
     assert state.schemas["/app/big.json"].error == "ValueError: over 16 MiB, not parsed"
     assert "/app/big.csv (csv, rows not counted (a big file)): columns id, v" in state.as_prompt()
+
+
+@docker
+def test_a_git_repository_is_listed_without_its_object_store_and_tools_are_looked_up_once(engine):
+    with engine.session(base_image_name(), Limits()) as s:
+        res = s.exec("git init -q repo && cd repo && git -c user.email=a@b -c user.name=A commit -q --allow-empty -m one "
+                     "&& mkdir -p node_modules/x && touch node_modules/x/i.js && printf '#!/bin/sh\\n' > .git/hooks/pre-commit", 30)
+        assert res.ok, res
+        first = read_state(s, tools=("git", "jq"))
+        execs = len(s.history)
+        again = read_state(s, tools=("jq", "git"))
+        assert len(s.history) - execs == 2              # tree and heads: the tools are known for this image
+    paths = set(first.files)
+    assert {"/app/repo/.git/objects", "/app/repo/node_modules"} <= paths
+    assert not any(p.startswith(("/app/repo/.git/objects/", "/app/repo/node_modules/")) for p in paths)
+    assert "/app/repo/.git/hooks/pre-commit.sample" in paths                    # listed...
+    assert "/app/repo/.git/hooks/pre-commit.sample" not in first.heads          # ...but no head
+    assert first.heads["/app/repo/.git/HEAD"].startswith("ref: refs/heads/")
+    assert first.heads["/app/repo/.git/hooks/pre-commit"] == "#!/bin/sh\n"
+    assert again.tools == {"jq": first.tools["jq"], "git": first.tools["git"]} and first.tools["git"].startswith("git version")
