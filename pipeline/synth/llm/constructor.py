@@ -32,7 +32,7 @@ from pipeline.synth.llm.state import ContainerState, StateDiff, diff_states, rea
 from pipeline.synth.protocol import PathContext, SynthTools
 from pipeline.verify.failures import Failure, tail
 from workbench.llm.client import LLMResult, StructuredOutputError
-from workbench.sandbox.bundle import tree_hash
+from workbench.sandbox.bundle import BundleError, TaskBundle, tree_hash
 from workbench.sandbox.engine import Limits
 from workbench.sandbox.session import SessionStopped
 
@@ -194,7 +194,10 @@ class Work:
                 return failures
             try:
                 files = render.environment_files(manifest, self.tools.base_image)
-            except render.RenderError as exc:
+                # the bundle's path rules and caps, before a build is tried (a stub stands in for the rest)
+                TaskBundle({**{f"environment/{k}": v for k, v in files.items()},
+                            **dict.fromkeys(("instruction.md", "task.toml", "tests/test.sh"), b"")}).validate()
+            except (render.RenderError, BundleError) as exc:
                 return [Failure(check=RENDER_CHECK, artifact="environment", reason=str(exc))]
             t0 = time.monotonic()
             try:

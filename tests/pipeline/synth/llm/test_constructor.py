@@ -136,3 +136,15 @@ def test_a_path_the_instruction_names_that_only_solve_sh_names_is_no_missing_fil
     work = work_with(script)
     draft = work.construct()
     assert work.attempts == [] and later in draft.instruction.text
+
+
+def test_a_manifest_the_bundle_rules_refuse_fails_before_any_build():
+    """Too many files for a bundle: the environment's fault, said before Docker is asked (no engine here)."""
+    from pipeline.synth.llm.constructor import RENDER_CHECK, Draft
+    from pipeline.synth.llm.models import EnvManifest
+    tools = SynthTools(engine=None, base_image="img:1")
+    work = Work(None, PATH, Plan.model_validate(PLAN), tools, item="t", agent_timeout_s=5, timer={})
+    many = EnvManifest(files=[{"path": f"/app/in/f{i}.txt", "content": "x"} for i in range(400)])
+    [failure] = work.check_environment(Draft())(many)
+    assert (failure.check, failure.artifact) == (RENDER_CHECK, "environment")
+    assert "files; at most 400 are allowed" in failure.reason
