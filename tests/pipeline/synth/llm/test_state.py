@@ -3,6 +3,7 @@ schemas, tool versions, the diff a solution leaves, and the same schemas read on
 when the image has no python3."""
 import sqlite3
 import time
+from contextlib import contextmanager
 
 import pytest
 
@@ -19,6 +20,15 @@ def engine():
     e = Engine()
     yield e
     assert e.orphaned_containers() == []
+
+
+@contextmanager
+def _session_after(engine, script: str):
+    """A session on the base image in which `script` has run (and succeeded)."""
+    with engine.session(base_image_name(), Limits()) as s:
+        res = s.exec(script, 60)
+        assert res.ok, res
+        yield s
 
 
 def _sqlite_bytes(tmp_path) -> bytes:
@@ -141,10 +151,8 @@ def test_diff_ignores_a_folder_whose_mtime_alone_changed():
 
 @docker
 def test_big_data_files_give_their_header_without_a_long_count(engine):
-    with engine.session(base_image_name(), Limits()) as s:
-        res = s.exec("(echo id,v; yes 1,2 | head -c 70M) > /app/big.csv && "
-                     "(printf '['; yes '1,' | head -c 17M; printf '1]') > /app/big.json", 60)
-        assert res.ok, res
+    with _session_after(engine, "(echo id,v; yes 1,2 | head -c 70M) > /app/big.csv && "
+                                "(printf '['; yes '1,' | head -c 17M; printf '1]') > /app/big.json") as s:
         t0 = time.monotonic()
         state = read_state(s)
         assert time.monotonic() - t0 < 20
@@ -155,10 +163,9 @@ def test_big_data_files_give_their_header_without_a_long_count(engine):
 
 @docker
 def test_a_git_repository_is_listed_without_its_object_store_and_tools_are_looked_up_once(engine):
-    with engine.session(base_image_name(), Limits()) as s:
-        res = s.exec("git init -q repo && cd repo && git -c user.email=a@b -c user.name=A commit -q --allow-empty -m one "
-                     "&& mkdir -p node_modules/x && touch node_modules/x/i.js && printf '#!/bin/sh\\n' > .git/hooks/pre-commit", 30)
-        assert res.ok, res
+    with _session_after(engine, "git init -q repo && cd repo && git -c user.email=a@b -c user.name=A commit -q "
+                                "--allow-empty -m one && mkdir -p node_modules/x && touch node_modules/x/i.js && "
+                                "printf '#!/bin/sh\\n' > .git/hooks/pre-commit") as s:
         first = read_state(s, tools=("git", "jq"))
         execs = len(s.history)
         again = read_state(s, tools=("jq", "git"))
