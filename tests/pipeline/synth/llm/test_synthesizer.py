@@ -74,6 +74,23 @@ def test_a_stop_during_the_work_leaves_the_path_unfinished_without_further_calls
     assert dict(script.calls) == {"synth_plan": 1}
 
 
+def test_a_spent_budget_is_raised_to_the_batch_not_counted_as_a_failed_artifact():
+    """BudgetExceeded after the plan: no repair attempt, no error outcome; the batch stops cleanly."""
+    from workbench.llm.budget import Budget, BudgetExceeded
+    script = PaidOrders()
+    srv = ReplayServer().start()
+    try:
+        srv.add_rule(script.rule())
+        caller = LLMCaller(LLMClient(make_settings(srv), budget=Budget(0.001)))
+        tools = SynthTools(engine=None, base_image="img:1")
+        with pytest.raises(BudgetExceeded):
+            LLMSynthesizer(caller, model="test-model").synthesize(PATH, 1, tools)
+        caller.close()
+    finally:
+        srv.stop()
+    assert dict(script.calls) == {"synth_plan": 1}
+
+
 @pytest.mark.docker
 def test_a_scripted_path_becomes_an_accepted_task_that_uses_its_skills(synth_with):
     script = PaidOrders()
