@@ -93,3 +93,11 @@ def default_run(runs: pd.DataFrame, statuses: Mapping[str, str]) -> str | None:
     r = runs.sort_values("created_at", ascending=False)
     live = [i for i in r["run_id"] if statuses.get(i) in ("running", "starting")]
     return live[0] if live else str(r.iloc[0]["run_id"])
+
+
+def failures_note(provider: str) -> str:
+    """What the list of a run's paths that gave no task holds, by the run's synthesizer."""
+    if provider == "offline":
+        return "a step whose skill no offline recipe honours is reported here, never replaced by an unrelated family."
+    return "each with why (a plan or reply that never fit its path, a synthesis error); a path the budget stopped " \
+           "is not here: it stays unfinished and `--resume` does it."

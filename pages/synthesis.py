@@ -121,8 +121,7 @@ def _live_view(run_id: str) -> None:
         st.plotly_chart(rv.repairs_figure(repaired), width="stretch", key=f"repairs_funnel_{run_id}")
     failures = store.run_failures(ws.db, run_id)
     if not failures.empty:
-        st.markdown(f"**Paths that gave no task ({len(failures)})**: a step whose skill no offline recipe "
-                    "honours is reported here, never replaced by an unrelated family.")
+        st.markdown(f"**Paths that gave no task ({len(failures)})**: {runs_view.failures_note(run['provider'])}")
         st.dataframe(failures[["path_id", "error"]], hide_index=True, width="stretch", key="synth_failures")
     if status == "running":
         if st.button("Cancel run", key="synth_cancel"):

@@ -60,3 +60,9 @@ def test_runs_table_and_default_run():
     assert sr.default_run(runs, {"a": "finished", "b": "failed", "c": "interrupted"}) == "c"
     assert sr.default_run(runs.iloc[0:0], {}) is None and sr.runs_table(runs.iloc[0:0], {}).empty
     assert sr.run_label(runs.iloc[0]) == "a · random-walk · 10 paths · 2026-01-01 12:00:00"
+
+
+def test_the_no_task_note_fits_the_runs_synthesizer():
+    assert "no offline recipe honours" in sr.failures_note("offline")
+    llm = sr.failures_note("llm")
+    assert "recipe" not in llm and "never fit its path" in llm and "--resume" in llm
