@@ -36,7 +36,10 @@ from workbench.workspace import Workspace
 
 Progress = Callable[[dict], None]
 NO_RECIPE = "no offline recipe"   # how a path failed by a skill the library cannot honour is recorded
-TIMINGS = ("llm_s", "docker_s", "total_s")   # summed over the run's paths (thread-seconds, not wall time)
+# Summed over the run's paths (thread-seconds, not wall time): waiting on the LLM and on Docker
+# as the synthesizer (or the batch's own verification) measured them; total_s is each path's
+# whole time in the batch, so total - llm - docker is our own code.
+TIMINGS = ("llm_s", "docker_s", "total_s")
 
 
 @dataclass
@@ -126,9 +129,13 @@ class SynthBatch:
             return
         with self._lock:
             lock = self._task_locks.setdefault(task_id, threading.Lock())
-        with lock:
-            if not self._reuse(path.path_id, task_id):
-                self._synthesize_and_store(path, task_id)
+        t0 = time.monotonic()
+        try:
+            with lock:
+                if not self._reuse(path.path_id, task_id):
+                    self._synthesize_and_store(path, task_id)
+        finally:   # the whole of the path's time, the batch's own store and file work included
+            self._add_timings({"total_s": time.monotonic() - t0})
 
     def _reuse(self, path_id: str, task_id: str) -> bool:
         """A task finished before (this run, an earlier one, or another path of the same steps)."""
@@ -150,7 +157,7 @@ class SynthBatch:
             if not self.stop.is_set():
                 self._fail(path_id, f"synthesis failed: {exc.__class__.__name__}: {exc}")
             return
-        self._add_timings(outcome.timings)
+        self._add_timings({k: v for k, v in outcome.timings.items() if k != "total_s"})   # total_s: see process
         if self.stop.is_set() and (outcome.task is None or outcome.checks is not None):
             return   # made while the stop killed its containers: proves nothing; resume does it again
         task = outcome.task
@@ -208,7 +215,7 @@ class SynthBatch:
             return None
         finally:
             spent = time.monotonic() - t0
-            self._add_timings({"docker_s": spent, "total_s": spent})
+            self._add_timings({"docker_s": spent})
         return None if self.stop.is_set() else checks   # checks cut short by the stop prove nothing
 
     def run(self, work: dict[str, PathContext]) -> SynthReport:

@@ -27,6 +27,9 @@ def test_batch_accepts_most_paths_and_stores_every_check(graph_workspace):
     assert report.verified + report.failed == 8
     assert report.accepted >= 7, report.as_dict()          # ≥ 90 % of sampled, rounded down
     assert seen and seen[-1]["verified"] == report.verified  # progress reached the caller
+    t = report.timings                                        # offline: no LLM; the batch's own verification
+    assert t["llm_s"] == 0 and 0 < t["docker_s"] < t["total_s"] <= report.seconds * report.concurrency
+    assert report.provider == "offline" and report.cost_usd == 0
     funnel = store.funnel_counts(ws.db, report.run_id)
     assert funnel["sampled"] == 8 and funnel["accepted"] == report.accepted
     assert list(funnel.values()) == sorted(funnel.values(), reverse=True)   # a funnel only narrows
