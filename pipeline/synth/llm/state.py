@@ -10,15 +10,13 @@ big or odd tree costs a capped prompt and never stops the session.
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import secrets
-import tempfile
 import threading
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable
 
+from pipeline.synth.llm.data_schemas import SCHEMA_SUFFIXES, SQLITE_MAGIC, FileSchema, read_schemas
 from workbench.sandbox.session import Session, SessionStopped, TreeEntry
 
 MAX_ENTRIES = 2000          # per root
@@ -27,95 +25,15 @@ HEAD_LINES = 20
 MAX_HEADS = 60
 HEADS_TOTAL_BYTES = 48 * 1024
 MAX_SCHEMA_FILES = 30
-HOST_SCHEMA_MAX_BYTES = 4 * 1024 * 1024   # what is copied out for reading when the image lacks python3
 TOOL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
-_SCHEMA_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".ndjson", ".db", ".sqlite", ".sqlite3")
-# Bytes that say "not text" in a head: NUL, or (decoded with replacement) many bad sequences.
+# Files given no head: binary by their name (others are told by their bytes: NUL, or many bad sequences).
 _BINARY_SUFFIXES = (".gz", ".tgz", ".zip", ".zst", ".xz", ".bz2", ".png", ".jpg", ".jpeg", ".gif", ".pdf",
                     ".so", ".o", ".a", ".pyc", ".whl", ".tar", ".db", ".sqlite", ".sqlite3", ".gpg")
-SQLITE_MAGIC = "SQLite format 3"
 # Inside a git repository only what says where it stands is worth a head (not hook samples, logs).
 _GIT_HEADS = re.compile(r"/\.git/(?:HEAD|config|packed-refs|refs/.+|hooks/(?!.*\.sample$)[^/]+)$")
 _TOOLS_CACHE_MAX = 256
 _tools_cache: dict[tuple[str, str], str | None] = {}     # (image id, tool) -> version line; None missing
 _tools_lock = threading.Lock()
-
-# Runs as `python3 -c SCHEMA_SCRIPT paths...` inside the image (stdlib only), or on the host on
-# copies when the image has no python3: one definition of what a schema is. One JSON line per path.
-SCHEMA_SCRIPT = r'''
-import csv, json, os, sqlite3, sys, urllib.parse
-csv.field_size_limit(1 << 20)
-COUNT_MAX = 64 << 20    # bigger text files: header and keys only, rows not counted (the read stays quick)
-PARSE_MAX = 16 << 20    # bigger JSON documents are not parsed
-def kind(v):
-    return {dict: "object", list: "array", str: "string", bool: "boolean", int: "integer",
-            float: "number", type(None): "null"}.get(type(v), type(v).__name__)
-def keys_of(d):
-    return {str(k)[:64]: kind(v) for k, v in list(d.items())[:60]}
-def describe(p):
-    r = {"path": p}
-    size = os.path.getsize(p)
-    with open(p, "rb") as fh:
-        magic = fh.read(16)
-    low = p.lower()
-    if magic.startswith(b"SQLite format 3"):
-        r["format"] = "sqlite"
-        con = sqlite3.connect("file:" + urllib.parse.quote(p) + "?mode=ro", uri=True)
-        try:
-            tables = {}
-            for name, typ in con.execute("select name, type from sqlite_master where type in ('table', 'view') "
-                                         "and name not like 'sqlite_%' order by name limit 40"):
-                q = '"' + name.replace('"', '""') + '"'
-                cols = [(c[1] + " " + c[2]).strip()[:80] for c in con.execute("pragma table_info(" + q + ")")][:60]
-                rows = con.execute("select count(*) from " + q).fetchone()[0] if typ == "table" else None
-                tables[name[:64]] = {"columns": cols, "rows": rows}
-            r["tables"] = tables
-        finally:
-            con.close()
-    elif low.endswith((".csv", ".tsv")):
-        r["format"] = "tsv" if low.endswith(".tsv") else "csv"
-        with open(p, newline="", encoding="utf-8", errors="replace") as fh:
-            rd = csv.reader(fh, delimiter="\t" if low.endswith(".tsv") else ",")
-            r["columns"] = [c[:64] for c in next(rd, [])][:100]
-            r["rows"] = sum(1 for _ in rd) if size <= COUNT_MAX else None
-    elif low.endswith((".jsonl", ".ndjson")):
-        r["format"] = "jsonl"
-        n, first = 0, None
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.strip():
-                    n += 1
-                    if first is None:
-                        first = json.loads(line)
-                        if size > COUNT_MAX:
-                            break
-        r["rows"] = n if size <= COUNT_MAX else None
-        if isinstance(first, dict):
-            r["keys"] = keys_of(first)
-    elif low.endswith(".json"):
-        r["format"] = "json"
-        if size > PARSE_MAX:
-            raise ValueError("over 16 MiB, not parsed")
-        with open(p, encoding="utf-8", errors="replace") as fh:
-            data = json.loads(fh.read())
-        r["json_type"] = kind(data)
-        if isinstance(data, dict):
-            r["keys"] = keys_of(data)
-        elif isinstance(data, list):
-            r["rows"] = len(data)
-            if data and isinstance(data[0], dict):
-                r["keys"] = keys_of(data[0])
-    return r
-def main(paths):
-    for p in paths:
-        try:
-            r = describe(p)
-        except BaseException as e:
-            r = {"path": p, "error": (type(e).__name__ + ": " + str(e))[:200]}
-        print(json.dumps(r))
-if __name__ == "__main__":
-    main(sys.argv[1:])
-'''
 
 _TOOLS_SCRIPT = r'''
 for t; do
@@ -131,32 +49,6 @@ done
 # Each head is preceded by a line "<marker> <path>"; the marker is fresh per read, so no file
 # content can forge one.
 _HEADS_SCRIPT = r'''m=$1; n=$2; shift 2; for f; do printf '\n%s %s\n' "$m" "$f"; head -c "$n" -- "$f" 2>/dev/null; done'''
-
-
-@dataclass
-class FileSchema:
-    path: str
-    format: str                                   # csv | tsv | json | jsonl | sqlite
-    columns: list[str] = field(default_factory=list)
-    rows: int | None = None                       # data rows (CSV: after the header), array length, lines
-    keys: dict[str, str] = field(default_factory=dict)      # JSON: key -> type (of the first element of an array)
-    json_type: str = ""
-    tables: dict[str, dict] = field(default_factory=dict)   # SQLite: name -> {"columns": [...], "rows": n}
-    error: str = ""
-
-    def as_line(self) -> str:
-        if self.error:
-            return f"{self.path} ({self.format}): unreadable: {self.error}"
-        rows = "rows not counted (a big file)" if self.rows is None else f"{self.rows} data rows"
-        if self.format in ("csv", "tsv"):
-            return f"{self.path} ({self.format}, {rows}): columns {', '.join(self.columns)}"
-        if self.format == "sqlite":
-            tabs = "; ".join(f"{t}({', '.join(v.get('columns', []))}) {v.get('rows')} rows" for t, v in self.tables.items())
-            return f"{self.path} (sqlite): {tabs or 'no tables'}"
-        keys = ", ".join(f"{k}: {t}" for k, t in self.keys.items())
-        shape = (f"array of {self.rows}" if self.json_type == "array" else
-                 rows if self.format == "jsonl" else self.json_type or "json")
-        return f"{self.path} ({self.format}, {shape})" + (f": {{{keys}}}" if keys else "")
 
 
 @dataclass
@@ -261,10 +153,11 @@ def _read(session: Session, roots: tuple[str, ...], tools: list[str], since: Con
              and ("/.git/" not in e.path or _GIT_HEADS.search(e.path))]
     files.sort(key=lambda e: (e.path not in first, e.path.count("/"), e.path))
     sqlite_by_magic = _read_heads(session, state, [e for e in files if not e.path.lower().endswith(_BINARY_SUFFIXES)])
-    data = [e.path for e in files if e.path.lower().endswith(_SCHEMA_SUFFIXES) or e.path in sqlite_by_magic]
+    data = [e.path for e in files if e.path.lower().endswith(SCHEMA_SUFFIXES) or e.path in sqlite_by_magic]
     if len(data) > MAX_SCHEMA_FILES:
         state.notes.append(f"schemas read for the first {MAX_SCHEMA_FILES} of {len(data)} data files")
-    _read_schemas(session, state, data[:MAX_SCHEMA_FILES])
+    state.schemas, notes = read_schemas(session, data[:MAX_SCHEMA_FILES], {e.path: e.size for e in files})
+    state.notes += notes
     if tools:
         _read_tools(session, state, tools)
     return state
@@ -307,64 +200,6 @@ def _read_heads(session: Session, state: ContainerState, files: list[TreeEntry])
             continue
         state.heads[path] = "\n".join(body.split("\n")[:HEAD_LINES])
     return sqlite
-
-
-def _read_schemas(session: Session, state: ContainerState, paths: list[str]) -> None:
-    if not paths:
-        return
-    res = session.exec(["python3", "-c", SCHEMA_SCRIPT, *paths], 60, workdir="/")
-    if res.stopped_by_limit:
-        raise SessionStopped(session.stopped or res.container_gone)
-    if res.exit_code in (126, 127) and not res.output.strip().startswith("{"):
-        state.notes.append("the image has no python3: data files were copied out and read on the host")
-        lines = _schemas_on_host(session, paths, state)
-    else:
-        lines = res.output.splitlines()
-    for line in lines:
-        try:
-            row = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(row, dict) or row.get("path") not in paths:
-            continue
-        fmt = row.get("format") or _guess_format(row["path"])
-        state.schemas[row["path"]] = FileSchema(
-            row["path"], fmt, columns=[str(c) for c in row.get("columns", [])], rows=row.get("rows"),
-            keys={str(k): str(v) for k, v in (row.get("keys") or {}).items()}, json_type=str(row.get("json_type", "")),
-            tables=row.get("tables") or {}, error=str(row.get("error", "")))
-
-
-def _schemas_on_host(session: Session, paths: list[str], state: ContainerState) -> list[str]:
-    """The same SCHEMA_SCRIPT on copies of the files (up to HOST_SCHEMA_MAX_BYTES each)."""
-    namespace: dict = {"__name__": "workbench_schema"}
-    exec(compile(SCHEMA_SCRIPT, "SCHEMA_SCRIPT", "exec"), namespace)   # our own constant text, not container input
-    size = state.files
-    out: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="wb-schema-") as tmp:
-        for i, p in enumerate(paths):
-            if size.get(p) and size[p].size > HOST_SCHEMA_MAX_BYTES:
-                out.append(json.dumps({"path": p, "error": f"over {HOST_SCHEMA_MAX_BYTES // 2**20} MiB, not copied out"}))
-                continue
-            data = session.read_file(p, max_bytes=HOST_SCHEMA_MAX_BYTES)
-            if data is None:
-                continue
-            local = Path(tmp) / f"{i}{Path(p).suffix}"     # the suffix picks the format, as inside
-            local.write_bytes(data)
-            try:
-                row = namespace["describe"](str(local))
-            except Exception as exc:
-                row = {"error": f"{type(exc).__name__}: {exc}"[:200]}
-            row["path"] = p
-            out.append(json.dumps(row))
-    return out
-
-
-def _guess_format(path: str) -> str:
-    low = path.lower()
-    for suffix, fmt in ((".tsv", "tsv"), (".csv", "csv"), (".jsonl", "jsonl"), (".ndjson", "jsonl"), (".json", "json")):
-        if low.endswith(suffix):
-            return fmt
-    return "sqlite"
 
 
 def _read_tools(session: Session, state: ContainerState, tools: list[str]) -> None:
