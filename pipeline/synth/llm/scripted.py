@@ -28,6 +28,7 @@ from pipeline.synth.compose import synthesize_task
 from pipeline.synth.llm import models as M
 from pipeline.synth.llm.render import artifacts_from_bundle
 from pipeline.synth.protocol import PathContext
+from pipeline.verify.rubric import _PARSE_LOCK
 from workbench.llm.replay_server import Rule
 from workbench.llm.schema_instance import schema_instance
 
@@ -75,8 +76,15 @@ def _messages_text(body: dict) -> str:
     return "\n".join(parts)
 
 
+def _parse(source: str) -> ast.Module:
+    # CPython 3.11's ast.parse is not thread-safe; these replies are made in worker threads while
+    # the batch's threads parse tests for the rubric, so all take the rubric's turns.
+    with _PARSE_LOCK:
+        return ast.parse(source)
+
+
 def _test_docstrings(test_py: str) -> list[tuple[str, str]]:
-    tree = ast.parse(test_py)
+    tree = _parse(test_py)
     return [(n.name, ast.get_docstring(n) or "") for n in tree.body
             if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
 
@@ -132,7 +140,7 @@ def _after_cd(solve_sh: str, line: str) -> str:
 def buggy_tests(test_py: str, k: int = 0) -> str:
     """The last test gains an assertion that fails after a correct solution (a test bug;
     `k` varies it, so each buggy version differs from the one before)."""
-    funcs = [n for n in ast.parse(test_py).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    funcs = [n for n in _parse(test_py).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     last = funcs[-1]
     wrong = ('assert 0.1 + 0.2 == 0.3, "the share of the two parts (exact float compare)"' if k == 0 else
              f'assert len("{k}") == {k + 1}, "version {k}: off by one in the expected count"')
@@ -145,7 +153,7 @@ def untouched_tests(test_py: str) -> str:
     """Each test's body after its docstring becomes an assertion that holds on the untouched
     environment (the tests check nothing the task changes); def lines and docstrings stay."""
     lines = test_py.splitlines()
-    funcs = [n for n in ast.parse(test_py).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+    funcs = [n for n in _parse(test_py).body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
     for f in reversed(funcs):
         start = f.body[0].end_lineno if ast.get_docstring(f) is not None else f.body[0].lineno - 1
         lines[start:f.end_lineno] = [" " * f.body[0].col_offset + 'assert os.path.isdir("/app")']
