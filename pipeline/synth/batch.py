@@ -22,6 +22,7 @@ from pipeline.synth.context import path_contexts
 from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
 from pipeline.synth.protocol import PathContext, Synthesizer, SynthTools
 from pipeline.synth.providers import OpenSynthesizer, check_provider, open_synthesizer
+from pipeline.verify import failures
 from pipeline.verify.decontam import BenchmarkIndex
 from pipeline.verify.run import verify_bundle
 from workbench.config import workspace_allows_network
@@ -191,10 +192,11 @@ class SynthBatch:
             if checks is None:
                 return
         image = next((c.details.get("image") for c in checks if c.name == "build" and c.passed), None)
-        verdict = store.save_verification(self.ws.db, task_id, checks, image, self.run_id, path_id)
+        failed = failures.first_failed(checks)    # in verification order, whatever order they came in
+        verdict = store.save_verification(self.ws.db, task_id, checks, image, self.run_id, path_id,
+                                          verdict=failures.verdict(checks), failed_check=failed)
         if note:   # e.g. repairs exhausted: kept beside the checks that say which failed
             store.set_path_stage(self.ws.db, self.run_id, path_id, "verified", task_id=task_id, error=note[:2000])
-        failed = next((c for c in checks if not c.passed), None)
         if failed:
             with self._lock:
                 self.report.reasons[failed.name] = self.report.reasons.get(failed.name, 0) + 1
@@ -349,9 +351,9 @@ def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, budget_sp
     report.status = status
     report.take_counts(store.run_summary(ws.db, run_id))
     report.near_duplicates = store.near_duplicates(ws.db, run_id)[["task_id", "name", "duplicate_of"]].to_dict("records")
-    failures = store.run_failures(ws.db, run_id)
-    report.failures = failures[["path_id", "error"]].to_dict("records")
-    no_recipe = int(failures["error"].fillna("").str.startswith(NO_RECIPE).sum())
+    failed_paths = store.run_failures(ws.db, run_id)
+    report.failures = failed_paths[["path_id", "error"]].to_dict("records")
+    no_recipe = int(failed_paths["error"].fillna("").str.startswith(NO_RECIPE).sum())
     counts = (f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
               + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
               + (f", {no_recipe} with a skill no offline recipe honours" if no_recipe else ""))

@@ -180,3 +180,20 @@ def test_no_task_and_a_wrong_task_id_fail_their_paths_with_the_reason(graph_work
     assert errors[0] == "plan: the reply names no skill of step 2"
     assert "announced task id" in errors[1] and "but made 0000000000000000" in errors[1]
     assert store.tasks_frame(graph_workspace.db).empty            # nothing stored under an id resume cannot find
+
+
+class OutOfOrder(GivenChecks):
+    """Hands its checks over last first, with both the oracle and the judge failing."""
+
+    def synthesize(self, path, seed, tools):
+        out = super().synthesize(path, seed, tools)
+        out.checks = [c.model_copy(update={"passed": c.name not in ("oracle", "judge"), "reason": f"{c.name} failed"})
+                      for c in reversed(out.checks)]
+        return out
+
+
+def test_a_task_is_rejected_for_its_first_failed_check_in_verification_order(graph_workspace):
+    report = run_synth(graph_workspace, n_paths=2, seed=6, concurrency=1, synthesizer=OutOfOrder())
+    assert report.rejected == report.verified == 2 and report.reasons == {"oracle": 2}
+    frame = store.tasks_frame(graph_workspace.db)
+    assert set(frame.failed_check) == {"oracle"} and set(frame.reason) == {"oracle failed"}
