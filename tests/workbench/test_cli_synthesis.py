@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from pipeline.verify import failures
 from tests.helpers import cli
 from workbench.models import CheckResult, TaskRecord
 from workbench.store import tasks as store
@@ -74,7 +75,8 @@ def _finished_run(ws, concurrency: int) -> str:
             n_steps=2, recipes=["a", "b"], skill_ids=[], scenario_ids=[], bundle_dir=f"tasks/t{i}",
             bundle_hash="h"), near_dup_key=key)
         checks = [CheckResult(name="build", passed=True), CheckResult(name="oracle", passed=ok, reason="r")]
-        store.save_verification(ws.db, f"t{i}", checks, None, run_id, f"p{i}")
+        store.save_verification(ws.db, f"t{i}", checks, None, run_id, f"p{i}", verdict=failures.verdict(checks),
+                                failed_check=failures.first_failed(checks))
     store.set_path_stage(ws.db, run_id, "p4", "failed", error="synthesis failed: x")
     store.set_run_status(ws.db, run_id, "cancelled", "stopped")
     return run_id
