@@ -164,9 +164,9 @@ class Work:
         if self.tools.stop.is_set():
             raise Stopped()
 
-    def context_for(self, artifact: str, draft: Draft | None = None) -> str:
+    def context_for(self, artifact: str) -> str:
         """What a repair prompt sees of the task besides the artifact itself."""
-        d = draft or self.draft
+        d = self.draft
         parts = [f"Plan:\n{self.plan_json}"]
         if artifact == "environment":
             parts.append("Skills on the path:\n" + path_text(self.path, body_cap=800))
