@@ -68,6 +68,11 @@ def path_text(path: PathContext, *, body_cap: int = BODY_CAP) -> str:
     return "\n\n".join(step_text(k, sc, body_cap=body_cap) for k, sc in enumerate(path.steps, 1))
 
 
+def _name_key(name: str) -> str:
+    """A skill name as a model may spell it ("JQ Filter" for jq-filter): case and punctuation aside."""
+    return re.sub(r"[^a-z0-9]+", "", name.lower())
+
+
 def plan_problems(plan: Plan, path: PathContext) -> list[str]:
     """What makes a schema-valid plan unusable for this path."""
     n = len(path.steps)
@@ -79,10 +84,10 @@ def plan_problems(plan: Plan, path: PathContext) -> list[str]:
     beyond = sorted({k for k in steps if k > n})
     if beyond:
         problems.append(f"subgoal(s) for step(s) {', '.join(map(str, beyond))}, but the path has {n} steps")
-    names = {k: (sc.step.skill_name.strip() or sc.step.skill_id).lower() for k, sc in enumerate(path.steps, 1)}
+    names = {k: sc.step.skill_name.strip() or sc.step.skill_id for k, sc in enumerate(path.steps, 1)}
     for g in plan.subgoals:
         want = names.get(g.step)
-        if want is not None and g.skill.strip().lower() != want:
+        if want is not None and _name_key(g.skill) != _name_key(want):
             problems.append(f"subgoal of step {g.step} names skill {g.skill!r}, the step's skill is {want!r}")
     for h in plan.handoffs:
         if not h.path.startswith("/"):

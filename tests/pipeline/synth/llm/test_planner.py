@@ -79,6 +79,8 @@ def test_plan_problems_catches_relative_handoffs_and_steps_beyond_the_path():
     assert "handoff 1->2: path 'out/paid.json' is not absolute" in problems
     assert json.loads(json.dumps(PLAN))  # the fixture plan itself is clean
     assert plan_problems(Plan.model_validate(PLAN), PATH) == []
+    respelled = {**PLAN, "subgoals": [{**PLAN["subgoals"][0], "skill": "JQ Filter"}, PLAN["subgoals"][1]]}
+    assert plan_problems(Plan.model_validate(respelled), PATH) == []     # case and punctuation aside
 
 
 def test_a_skill_body_with_code_fences_cannot_close_the_block_it_is_shown_in():
