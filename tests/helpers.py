@@ -71,3 +71,10 @@ def scripted_scenario_pair(body: dict) -> dict:
                 "state": f"{role} state of {name}", "io_tool": "files in /data",
                 "canonical": f"{name} {role}condition state"}
     return {"pre": sc("pre"), "post": sc("post")}
+
+
+def judged(checks) -> dict:
+    """The verdict keywords `store.save_verification` takes, worked out by the one rule
+    (pipeline.verify.failures), for tests that store checks they made themselves."""
+    from pipeline.verify import failures
+    return {"verdict": failures.verdict(checks), "failed_check": failures.first_failed(checks)}

@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from tests.browser.streamlit_page import assert_text_not_cut, load_page, open_tab, wait_idle
 from tests.pages.repairs_fixture import PULL_DENIED, add_llm_run
 from tests.pages.synth_fixture import CANCELLED_RUN_ID, RUN_ID, _checks, add_cancelled_run, make_synth_fixture
+from tests.helpers import judged
 from workbench.store import tasks as store
 
 pytestmark = pytest.mark.browser
@@ -104,8 +105,9 @@ def test_browse_a_task_and_follow_a_run_in_chromium(graph_workspace, dashboard, 
     expect(page.get_by_text("was cancelled before this task was verified")).to_be_visible()
     picker = page.locator('[data-testid="stSelectbox"]').filter(has_text="Task").locator("input")
     expect(picker).to_have_value(re.compile(r" · cancelled · "))
-    store.save_verification(ws.db, cancelled.task_id, _checks("accepted", cancelled.files), "wb-task-0123abcd",
-                            CANCELLED_RUN_ID, cancelled.path_id)
+    checks = _checks("accepted", cancelled.files)
+    store.save_verification(ws.db, cancelled.task_id, checks, "wb-task-0123abcd",
+                            CANCELLED_RUN_ID, cancelled.path_id, **judged(checks))
     wait_idle(page)
     page.locator('[data-testid="stButtonGroup"]').get_by_role("button", name="pending").click()  # any rerun
     expect(page.get_by_text("Accepted: every check passed.")).to_be_visible(timeout=30_000)

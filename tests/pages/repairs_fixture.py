@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pipeline.repair.attempts import RepairAttempt
 from tests.pages.synth_fixture import FixtureTask, _bundle, _checks
+from tests.helpers import judged
 from workbench.llm.call_log import CallLog, CallRecord
 from workbench.models import TaskRecord
 from workbench.sandbox.bundle import TaskBundle, write_bundle
@@ -87,7 +88,8 @@ def add_llm_run(ws, made: list[FixtureTask]) -> LLMFixture:
         _log_calls(ws, task_id, stages)
         repairs.save_attempts(ws.db, task_id, _attempts(kind))
         checks = _checks("accepted" if verdict == "accepted" else "oracle-fails", files)
-        assert store.save_verification(ws.db, task_id, checks, "wb-task-llm", LLM_RUN_ID, src.path_id) == verdict
+        assert store.save_verification(ws.db, task_id, checks, "wb-task-llm", LLM_RUN_ID, src.path_id,
+                                       **judged(checks)) == verdict
         out[kind] = FixtureTask(task_id, name, src.path_id, src.skill_ids, src.skill_names, src.n_steps,
                                 src.category, verdict, files)
     store.set_run_status(ws.db, LLM_RUN_ID, "finished", "3 tasks synthesized, 2 accepted")

@@ -16,6 +16,7 @@ from workbench.sandbox.bundle import TaskBundle, write_bundle
 from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
 from workbench.store import graph as graph_store
 from workbench.store import tasks as store
+from tests.helpers import judged
 
 RUN_ID = "synth-fixture01"
 FUNNEL = {"sampled": 4, "synthesized": 3, "built": 3, "noop": 3, "oracle": 2, "rubric": 1, "decontam": 1, "judge": 1,
@@ -121,7 +122,9 @@ def make_synth_fixture(ws) -> list[FixtureTask]:
                                           scenario_ids=path["src_anchor"].tolist(), bundle_dir=bundle_dir,
                                           bundle_hash=bundle.content_hash()))
         store.set_path_stage(ws.db, RUN_ID, path_id, "synthesized", task_id)
-        assert store.save_verification(ws.db, task_id, _checks(kind, files), "wb-task-0123abcd", RUN_ID, path_id) == verdict
+        checks = _checks(kind, files)
+        assert store.save_verification(ws.db, task_id, checks, "wb-task-0123abcd", RUN_ID, path_id,
+                                       **judged(checks)) == verdict
         out.append(FixtureTask(task_id, name, path_id, skill_ids, names, len(path), category, verdict, files))
     store.set_path_stage(ws.db, RUN_ID, picks[3], "failed", error="recipe 'git' found no repository to work on")
     store.set_run_status(ws.db, RUN_ID, "finished", "3 tasks synthesized, 1 accepted")

@@ -110,16 +110,12 @@ def skill_fidelity(db: Database, task_id: str) -> list[dict] | None:
 
 def save_verification(db: Database, task_id: str, checks: list[CheckResult], image: str | None,
                       run_id: str | None = None, path_id: str | None = None, *,
-                      verdict: str | None = None, failed_check: CheckResult | None = None) -> str:
+                      verdict: str, failed_check: CheckResult | None) -> str:
     """Store every check and the verdict in one transaction; returns the verdict.
 
     `verdict` and `failed_check` (the check the task is rejected for) are the caller's, worked
-    out by pipeline.verify.failures (verdict, first_failed), where the rule is written once.
-    Without them (a caller not yet switched over) the first failed check as listed decides."""
-    if verdict is None:
-        failed_check = next((c for c in checks if not c.passed), None)
-        verdict = "accepted" if failed_check is None and checks else "rejected"
-    elif verdict not in VERDICTS:
+    out by pipeline.verify.failures (verdict, first_failed), where the rule is written once."""
+    if verdict not in VERDICTS:
         raise ValueError(f"task {task_id}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
     elif verdict == "accepted" and (failed_check is not None or not checks):
         raise ValueError(f"task {task_id}: an accepted verdict needs checks and no failed check "

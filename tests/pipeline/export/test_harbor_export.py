@@ -10,7 +10,7 @@ import pytest
 from pipeline.export.harbor import export_harbor, slug_of
 from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.bundle import BundleError, TaskBundle, write_bundle
-from tests.helpers import cli, sum_bundle
+from tests.helpers import cli, judged, sum_bundle
 from workbench.store import tasks as store
 
 
@@ -30,7 +30,7 @@ def add_task(ws, task_id: str, bundle: TaskBundle, *, name: str, verdict: str = 
                                       bundle_dir=rel, bundle_hash=bundle.content_hash()))
     if verdict != "pending":
         checks = [CheckResult(name="build", passed=True), CheckResult(name="noop", passed=verdict == "accepted")]
-        assert store.save_verification(ws.db, task_id, checks, image=None) == verdict
+        assert store.save_verification(ws.db, task_id, checks, image=None, **judged(checks)) == verdict
     return dest
 
 

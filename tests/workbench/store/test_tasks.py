@@ -50,11 +50,11 @@ def test_the_store_keeps_the_verdict_and_failed_check_it_is_handed(run_ws):
 def test_a_verdict_that_does_not_fit_is_refused_with_what_was_wrong(run_ws):
     checks = _checks(("oracle",))
     with pytest.raises(ValueError, match="task t1: verdict 'maybe' is not one of accepted, rejected"):
-        store.save_verification(run_ws.db, "t1", checks, None, verdict="maybe")
+        store.save_verification(run_ws.db, "t1", checks, None, verdict="maybe", failed_check=None)
     with pytest.raises(ValueError, match="task t1: an accepted verdict needs checks and no failed check .*'oracle'"):
         store.save_verification(run_ws.db, "t1", checks, None, verdict="accepted", failed_check=checks[2])
     with pytest.raises(ValueError, match="an accepted verdict needs checks"):
-        store.save_verification(run_ws.db, "t1", [], None, verdict="accepted")
+        store.save_verification(run_ws.db, "t1", [], None, verdict="accepted", failed_check=None)
     assert store.task_verdict(run_ws.db, "t1") == "pending"            # nothing was written
 
 
