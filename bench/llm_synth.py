@@ -91,6 +91,7 @@ class Level:
     reasons: dict[str, int] = field(default_factory=dict)
     failures: list[dict] = field(default_factory=list)
     load: float = float("nan")         # mean 1-minute load average while the level ran (shared machine)
+    unscripted: dict[str, str] = field(default_factory=dict)   # path -> why the scripted replies had no task
 
     @property
     def tasks_per_min(self) -> float:
@@ -127,6 +128,20 @@ def task_images(ws: Workspace) -> set[str]:
     tasks = ws.root / "tasks"
     return {image_for(read_bundle(d)) for d in sorted(tasks.iterdir()) if (d / "task.toml").exists()} \
         if tasks.is_dir() else set()
+
+
+def scripted_images(scripted, base_image: str) -> set[str]:
+    """The image the synthesizer builds from each served path's scripted manifest (as the
+    constructor tags it), so paths that gave no task leave no image behind either."""
+    from pipeline.synth.llm import render
+    from workbench.sandbox.bundle import tree_hash
+    from workbench.sandbox.engine import ENV_REPOSITORY
+    out = set()
+    for path in {p for p, _ in scripted.calls}:
+        t = scripted.task(path)
+        if not isinstance(t, str):
+            out.add(f"{ENV_REPOSITORY}:{tree_hash(render.environment_files(t.manifest, base_image))[:20]}")
+    return out
 
 
 def call_counts(ws: Workspace, run_id: str) -> tuple[int, int, dict[str, int]]:
@@ -204,6 +219,7 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
               remove: set[str], profile_dir: Path | None, provider: str = "llm") -> Level:
     from pipeline.synth.batch import run_synth
     from workbench.llm.replay_server import ReplayServer, Script
+    from workbench.sandbox.base_image import base_image_name
     from workbench.sandbox.engine import Engine
 
     engine = Engine()
@@ -218,7 +234,8 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
         raise SystemExit(f"{ws.cache_dir} has a response cache: the template must have none")
     if provider == "llm":
         from pipeline.synth.llm.scripted import ScriptedSynthesis
-    rules = [ScriptedSynthesis(ws, seed=seed).rule()] if provider == "llm" else []
+    scripted = ScriptedSynthesis(ws, seed=seed) if provider == "llm" else None
+    rules = [scripted.rule()] if scripted else []
     level = Level(c)
     with ReplayServer(Script(rules), latency_s=latency) as srv:
         env = {"WORKBENCH_LLM_BASE_URL": srv.base_url, "WORKBENCH_LLM_MODEL": "replay",
@@ -247,7 +264,10 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
     level.timings = {k: float((getattr(report, "timings", None) or {}).get(k, 0.0)) for k in TIMING_KEYS}
     level.reasons, level.failures = dict(report.reasons), list(report.failures)
     level.logged_calls, level.cache_hits, level.by_stage = call_counts(ws, report.run_id)
-    level.images = task_images(ws)
+    if scripted is not None:
+        served = sorted({p for p, _ in scripted.calls})
+        level.unscripted = {p: t for p in served if isinstance(t := scripted.task(p), str)}
+    level.images = task_images(ws) | (scripted_images(scripted, base_image_name()) if scripted else set())
     level.images_there = len(level.images & there)
     return level
 
@@ -271,7 +291,9 @@ def print_table(levels: list[Level]) -> None:
             f"({lv.cache_hits} cache hits); per stage {lv.by_stage}")
         if lv.reasons or lv.failures:
             log(f"      rejected by {lv.reasons}; no task: "
-                + "; ".join(f"{f['path_id']}: {str(f['error'])[:160]}" for f in lv.failures[:5]))
+                + "; ".join(f"{f['path_id']}: {str(f['error'])[:400]}" for f in lv.failures[:5]))
+        for path, why in lv.unscripted.items():
+            log(f"      the scripted replies had no task for {path}: {why[:400]}")
 
 
 def main(argv: list[str] | None = None) -> int:
