@@ -148,3 +148,25 @@ def test_a_manifest_the_bundle_rules_refuse_fails_before_any_build():
     [failure] = work.check_environment(Draft())(many)
     assert (failure.check, failure.artifact) == (RENDER_CHECK, "environment")
     assert "files; at most 400 are allowed" in failure.reason
+
+
+def test_an_environment_that_already_holds_the_goal_is_routed_to_the_environment(work_with):
+    """The reference solution changed nothing and the tests pass untouched: the no-op check's
+    fault is the environment's (the constructor's hint), not the tests'. After the environment
+    repair the state is read again and the kept solution run again; its own fault comes next."""
+    from tests.pipeline.synth.llm.paid_orders import SOLVE
+    done = {**MANIFEST, "files": MANIFEST["files"] + [
+        {"path": "/app/out/paid.json", "content": '[{"id": 1}, {"id": 3}, {"id": 4}]\n'},
+        {"path": "/app/out/totals.csv", "content": "alice,35\nbob,7\n"}]}
+    idle = {"solve_sh": "#!/bin/bash\n# step 1: check\ntest -f /app/out/paid.json\n"}
+    script = PaidOrders({"synth_environment": [done], "synth_solution": [idle]})
+    work = work_with(script)
+    draft = work.construct()
+    assert draft.diff.changed_paths == []
+    verified = verify_and_repair(work, draft, lambda d: task_bundle(
+        d, path=PATH, plan=work.plan, seed=1, name="workbench/llm-paid", category="data-processing",
+        difficulty="medium", base_image=base_image_name(), agent_timeout_s=20), judge=False)
+    assert verified.error is None and all(c.passed for c in verified.checks), verified.error
+    assert [(a.artifact, a.check, a.outcome) for a in work.attempts] == [
+        ("environment", "noop", "moved_on"), ("solution", "oracle", "fixed")]
+    assert not draft.before.exists("/app/out/totals.csv") and draft.solution.solve_sh == SOLVE
