@@ -40,6 +40,7 @@ SOLVE_CHECK = "solve"            # solve.sh run in a live Session (crash / timeo
 REPLY_CHECK = "guard.reply"      # a reply that never fit its stage's schema
 RENDER_CHECK = "guard.render"    # a manifest or tests draft that cannot be laid out as a bundle
 EVIDENCE_LINES = 30
+UNCHANGED = "the repair reply changed nothing"
 RAW_EXCERPT = 1500               # characters of an unusable reply kept as evidence
 STATE_CHARS = 12000              # container state in a prompt
 BUILD_TIMEOUT_S = 600.0
@@ -129,7 +130,8 @@ class Work:
             res: LLMResult = self.caller.render_and_ask(
                 REPAIR[artifact], self.item, SCHEMAS[artifact], timer=self.timer, path_id=self.path.path_id,
                 base_tools=BASE_TOOLS, check=failure.check, reason=failure.reason, evidence=shown,
-                current=old or "(none: the first reply could not be used)", context=self.context_for(artifact))
+                current=old or "(none: the first reply could not be used)", history=self.history_of(artifact),
+                context=self.context_for(artifact))
         except StructuredOutputError as exc:
             attempt.outcome = "still_failing"
             attempt.evidence = attempt.evidence + [f"repair reply unusable: {exc}"[:300]]
@@ -138,6 +140,13 @@ class Work:
         attempt.cost_usd = res.cost_usd
         attempt.diff = unified_diff(old, artifact_text(artifact, res.parsed), FILE_OF[artifact])
         return res.parsed
+
+    def history_of(self, artifact: str) -> str:
+        """The earlier repairs of `artifact` (the one being made left out), for its repair prompt:
+        a model shown what did not work tries something else, and the prompt is not the one cached."""
+        lines = [f"- attempt {a.n} ({a.check}): {a.reason[:300]} -> {a.outcome}"
+                 for a in self.attempts[:-1] if a.artifact == artifact]
+        return "\n".join(lines) or "(none)"
 
     def settle(self, artifact: str, model: BaseModel | None, failures: list[Failure],
                check: Callable[[BaseModel], list[Failure]]) -> BaseModel:
@@ -156,6 +165,10 @@ class Work:
             new = self.repair(artifact, picked, model)
             if new is None:
                 continue
+            if model is not None and artifact_text(artifact, new) == artifact_text(artifact, model):
+                # The same failure would ask the same question again: no repair left to try.
+                self.attempts[-1].outcome = "exhausted"
+                raise Exhausted([picked.model_copy(update={"reason": f"{UNCHANGED}; {picked.reason}"})])
             model, failures = new, check(new)
             self.attempts[-1].outcome = "fixed" if not failures else "still_failing"
         return model

@@ -81,8 +81,10 @@ def test_a_solution_that_never_ends_is_cut_at_the_agent_timeout_and_repaired(wor
 
 
 def test_an_environment_that_never_builds_is_exhausted_after_three_repairs(work_with):
-    broken = {**MANIFEST, "setup_commands": ["exit 3"]}
-    script = PaidOrders({"synth_environment": [broken], "synth_repair_environment": [broken] * 5})
+    def broken(n: int) -> dict:    # each repair tries something else, none builds
+        return {**MANIFEST, "setup_commands": [f"exit {n}"]}
+    script = PaidOrders({"synth_environment": [broken(3)],
+                         "synth_repair_environment": [broken(4 + i) for i in range(5)]})
     work = work_with(script)
     with pytest.raises(Exhausted) as exc:
         work.construct()
@@ -170,3 +172,32 @@ def test_an_environment_that_already_holds_the_goal_is_routed_to_the_environment
     assert [(a.artifact, a.check, a.outcome) for a in work.attempts] == [
         ("environment", "noop", "moved_on"), ("solution", "oracle", "fixed")]
     assert not draft.before.exists("/app/out/totals.csv") and draft.solution.solve_sh == SOLVE
+
+
+def _bad_tests(module: str) -> dict:
+    return {"test_py": f"import {module}\n" + TESTS, "weights": {}}
+
+
+def test_a_repair_that_changes_nothing_ends_that_artifacts_repairs_at_once(work_with):
+    """The same failure and the same artifact would ask the same question again (and get the cached answer)."""
+    from pipeline.synth.llm.constructor import UNCHANGED
+    script = PaidOrders({"synth_tests": [_bad_tests("numpy")], "synth_repair_tests": [_bad_tests("numpy")] * 5})
+    work = work_with(script)
+    with pytest.raises(Exhausted) as exc:
+        work.construct()
+    [a] = work.attempts
+    assert (a.artifact, a.outcome, a.diff) == ("tests", "exhausted", "")
+    assert exc.value.failures[0].reason.startswith(UNCHANGED) and "numpy" in exc.value.failures[0].reason
+    assert script.calls["synth_repair_tests"] == 1
+
+
+def test_a_repair_prompt_names_the_earlier_repairs_of_its_artifact(work_with):
+    script = PaidOrders({"synth_tests": [_bad_tests("numpy")], "synth_repair_tests": [_bad_tests("pandas")]})
+    work = work_with(script)
+    draft = work.construct()
+    assert draft.tests.test_py == TESTS
+    assert [(a.artifact, a.outcome) for a in work.attempts] == [("tests", "still_failing"), ("tests", "fixed")]
+    first, second = [b["messages"][1]["content"] for b in script.bodies
+                     if "Stage: synth_repair_tests." in b["messages"][0]["content"]]
+    assert "Earlier repairs of this artifact (do not repeat one that did not work):\n(none)" in first
+    assert "- attempt 1 (guard.tests_import):" in second and "numpy" in second and "-> still_failing" in second
