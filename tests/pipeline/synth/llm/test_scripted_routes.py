@@ -5,6 +5,7 @@ is the correct artifact; the judge's verdicts quote the bundle; calls are counte
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -17,22 +18,18 @@ from pipeline.synth.llm.scripted import FAULTS, MISSING_FILE, ScriptedSynthesis,
 from pipeline.verify.failures import failures_of
 from pipeline.verify.rubric import check_rubric
 from tests.pipeline.synth.llm.demo_paths import tool_paths
+from workbench.workspace import Workspace
 
 SCHEMA = {M.ENVIRONMENT: M.EnvManifest, M.INSTRUCTION: M.Instruction, M.SOLUTION: M.Solution, M.TESTS: M.TestsDraft}
 
 
 @pytest.fixture(scope="module")
-def scripted(graph_workspace_template):
-    from workbench.workspace import Workspace
-    import shutil
-    import tempfile
-    from pathlib import Path
-    root = Path(tempfile.mkdtemp(prefix="scripted-routes-")) / "ws"
+def scripted(graph_workspace_template, tmp_path_factory):
+    root = tmp_path_factory.mktemp("scripted-routes") / "ws"
     shutil.copytree(graph_workspace_template, root)
     contexts = tool_paths(Workspace.open(root), 1)
     pid = next(iter(contexts))
-    yield ScriptedSynthesis(contexts), pid, contexts[pid]
-    shutil.rmtree(root.parent, ignore_errors=True)
+    return ScriptedSynthesis(contexts), pid, contexts[pid]
 
 
 def _request(stage: str, path_id: str, extra: str = "") -> dict:
