@@ -204,4 +204,5 @@ def test_a_stopped_batch_resumes_from_the_cached_replies(batch):
         assert scripted.calls_for(p) == before[p], p
     with ws.db.read() as con:
         hits = con.execute("SELECT count(*) FROM llm_calls WHERE batch_id = 'e2e-resume' AND cache_hit").fetchone()[0]
-    assert hits >= 1                        # the interrupted path's replies came from the cache
+    interrupted = [p for p in batch.rest if p not in done and before[p]]
+    assert hits >= len(interrupted) > 0 or not interrupted    # their earlier replies came from the cache
