@@ -61,6 +61,9 @@ def cmd_replay_synthesis(args) -> int:
             _say("in another shell:")
             _say(f"  export WORKBENCH_LLM_BASE_URL={srv.base_url}")
             _say(f"  export WORKBENCH_LLM_MODEL={REPLAY_MODEL}")
+            if "never_ends" in (*order, *fixed.values()):   # else it runs for the task's whole agent timeout
+                from pipeline.synth.providers import SOLVE_TIMEOUT_ENV
+                _say(f"  export {SOLVE_TIMEOUT_ENV}=30   # the never_ends fault: cut its solve.sh after 30 s")
             _say(f"  workbench --workspace {shlex.quote(str(ws.root))} synth --provider llm --paths 10")
             if fixed:
                 _say("faults by path id:")

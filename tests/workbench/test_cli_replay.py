@@ -13,6 +13,7 @@ import openai
 import pytest
 
 from pipeline.synth.llm.scripted_faults import DEMO_PRICE, REPLAY_MODEL, ROUTE_FAULTS
+from pipeline.synth.providers import SOLVE_TIMEOUT_ENV
 from tests.helpers import cli
 from workbench.store import graph as graph_store
 
@@ -48,6 +49,7 @@ def test_it_serves_scripted_replies_with_the_route_faults_until_ctrl_c(graph_wor
         at = lines.index(f"faults for sample batch {batch} (its first paths the recipes can serve):")
         given = dict(line.split() for line in lines[at + 1:at + 1 + len(ROUTE_FAULTS)])
         assert list(given.values()) == list(ROUTE_FAULTS)
+        assert not any(SOLVE_TIMEOUT_ENV in line for line in lines)      # no never_ends among the routes
         client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
         broken = next(p for p, f in given.items() if f == "broken_dockerfile")
         first = json.loads(_ask(client, "synth_environment", broken))
@@ -82,11 +84,22 @@ def test_a_batch_sampled_while_it_runs_gets_its_faults_printed_when_asked(graph_
     assert f"faults for sample batch {batch} (its first paths the recipes can serve):" in out.splitlines()
 
 
+def test_a_never_ending_solution_fault_says_how_to_cut_it_short(tmp_path):
+    spec = tmp_path / "faults.json"
+    spec.write_text(json.dumps({"abc-0": "never_ends"}))
+    proc, lines = _start(tmp_path / "ws", "--faults", str(spec))
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert f"  export {SOLVE_TIMEOUT_ENV}=30   # the never_ends fault: cut its solve.sh after 30 s" in lines
+    assert lines[lines.index("faults by path id:") + 1] == "  abc-0  never_ends"
+
+
 def test_demo_price_gives_the_replay_model_a_price_in_the_workspace(graph_workspace):
     proc, lines = _start(graph_workspace.root, "--faults", "none", "--demo-price")
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
     assert "no faults: every reply is the correct artifact" in lines
+    assert not any(SOLVE_TIMEOUT_ENV in line for line in lines)
     prices = json.loads((graph_workspace.root / "config.json").read_text())["llm"]["prices"]
     assert prices == {REPLAY_MODEL: DEMO_PRICE.model_dump()}
 
