@@ -1,6 +1,7 @@
 """The demo workspace: the bundled corpus ingested, scenarios inferred offline, the graph
-built, two sample batches drawn and (with Docker) a first batch of verified tasks, so that
-every page has something to show. `workbench demo` runs it in the foreground; `workbench
+built, two sample batches drawn and (with Docker) a first batch of verified tasks, then a
+small batch of the LLM synthesizer against an in-process scripted replay server (no API key;
+faults on purpose so repairs show), so that every page has something to show. `workbench demo` runs it in the foreground; `workbench
 app --demo` runs it as a background process behind the dashboard. Either way it writes its
 progress to the workspace's status file (workbench/demo_status.py)."""
 from __future__ import annotations
@@ -21,6 +22,11 @@ from workbench.store.status import workspace_status
 from workbench.workspace import Workspace
 
 DEMO_TASKS = 12
+DEMO_LLM_TASKS = 6
+# Faults on the first paths of the demo's LLM batch, so the Tasks page has repairs of every
+# artifact to show and one task rejected after its repairs; the rest are built right at once.
+# The one that exhausts its repairs (six verifications) goes first: it is the batch's longest.
+DEMO_LLM_FAULTS = ("exhaust", "broken_dockerfile", "crashing_solution", "test_bug", "leaking_instruction")
 SETUP_DOCKER = REPO_ROOT / "scripts" / "setup-docker.sh"
 DOCKER_LOG = "demo-docker-setup.log"   # under the workspace's runs/
 _WRITE_EVERY_S = 0.5                   # progress callbacks come per item; the file needs far fewer
@@ -30,6 +36,7 @@ def demo_todo(ws: Workspace) -> list[str]:
     """The stages the demo workspace still lacks (cheap: counts only, and the last status file,
     whose unfinished ingest is run again since a killed ingest leaves some skills behind)."""
     s = workspace_status(ws.db)
+    llm = _llm_run(ws)
     prev = read_status(ws.root)
     ingest_cut = prev is not None and prev.interrupted and any(
         st.key == "ingest" and st.state != "done" for st in prev.stages)
@@ -38,8 +45,17 @@ def demo_todo(ws: Workspace) -> list[str]:
         ("scenarios", s["scenarios"]["skills_with_scenarios"] == 0),
         ("graph", last_build(ws.db) is None),
         ("sample", s["paths"]["total"] == 0),
-        ("tasks", s["tasks"]["total"] == 0)) if missing]
+        ("tasks", s["tasks"]["total"] == 0),
+        ("llm_tasks", llm is None or llm["status"] != "finished")) if missing]
     return todo
+
+
+def _llm_run(ws: Workspace) -> dict | None:
+    """The latest synthesis run of the LLM provider (the demo's LLM batch), if any."""
+    from workbench.store import tasks as task_store
+    runs = task_store.runs(ws.db)
+    runs = runs[runs["provider"] == "llm"]
+    return None if runs.empty else runs.iloc[0].to_dict()
 
 
 class _Tracker:
@@ -104,7 +120,8 @@ def ensure_demo(workspace: str | None, *, docker_setup: Path | None = None) -> W
     todo = demo_todo(ws)
     if not todo:
         return ws
-    keys = todo if not docker_setup or "tasks" not in todo else [k for k in todo if k != "tasks"] + ["docker", "tasks"]
+    synth = [k for k in todo if k in _NEEDS_DOCKER]
+    keys = todo if not docker_setup or not synth else [k for k in todo if k not in synth] + ["docker", *synth]
     tracker = _Tracker(ws, new_status(keys, ws.runs_dir / LOG_FILE))
     write_status(ws.root, tracker.status)
     docker = _DockerSetup(ws, docker_setup) if "docker" in keys else None
@@ -200,13 +217,12 @@ def _sample(ws, tracker, docker, stop) -> None:
     tracker.finish("sample", detail="400 paths")
 
 
-def _tasks(ws, tracker, docker, stop) -> None:
-    """A first synthesis batch, when a Docker engine and the base image are at hand; without
-    them the demo still serves every other page and says how to get there."""
-    from pipeline.synth.batch import run_synth
+def _engine_or_skip(ws, tracker, key: str, docker):
+    """The Docker engine when it and the base image are at hand (waiting for the Docker set-up
+    first, if it runs); else None, with the stage skipped and what is missing said once."""
     from workbench.sandbox.base_image import base_image_name
     from workbench.sandbox.engine import Engine, SandboxError
-    if docker:
+    if docker and tracker.status.stage("docker").state == "running":
         failed = docker.wait()
         tracker.finish("docker", "failed" if failed else "done", failed or "Docker engine and base image ready")
     try:
@@ -215,32 +231,95 @@ def _tasks(ws, tracker, docker, stop) -> None:
         why = "" if ready else f"the base image {base_image_name()} is missing (`workbench images bootstrap`)"
     except SandboxError as exc:
         ready, why = False, str(exc)
-    if not ready:
+    if ready:
+        return engine
+    if not tracker.status.missing:
         advice = ("No Docker engine or base image: the demo has no synthesized tasks yet. "
                   "`workbench doctor` says what is missing; then launch a batch on the Synthesis page.")
         err.print(advice)
         tracker.status.missing.append(f"{advice} ({why})")
-        tracker.finish("tasks", "skipped", why)
-        return
-    err.print(f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …")
-    tracker.start("tasks")
+    tracker.finish(key, "skipped", why)
+    return None
+
+
+def _synthesize(tracker, key: str, total: int, stop, run) -> object:
+    """One synthesis batch with its progress on the terminal and in the status file; a stop
+    (SIGTERM) lets the batch end cleanly, then ends the build."""
     progress, update = _progress("Synthesis", err.is_terminal)
 
     def both(r):
         done = r["verified"] + r["failed"]
-        update(done, DEMO_TASKS, f"{r['accepted']} accepted")
-        tracker.progress("tasks", done, DEMO_TASKS, f"{r['accepted']} accepted")
+        update(done, total, f"{r['accepted']} accepted")
+        tracker.progress(key, done, total, f"{r['accepted']} accepted")
     _in_synthesis.set()
     try:
         with progress:
-            report = run_synth(ws, n_paths=DEMO_TASKS, seed=1, concurrency=2, engine=engine, progress=both, stop=stop)
+            report = run(both)
     finally:
         _in_synthesis.clear()
     if stop.is_set():
         raise SystemExit(143)
+    return report
+
+
+def _tasks(ws, tracker, docker, stop) -> None:
+    """A first synthesis batch, when a Docker engine and the base image are at hand; without
+    them the demo still serves every other page and says how to get there."""
+    from pipeline.synth.batch import run_synth
+    engine = _engine_or_skip(ws, tracker, "tasks", docker)
+    if engine is None:
+        return
+    err.print(f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …")
+    tracker.start("tasks")
+    report = _synthesize(tracker, "tasks", DEMO_TASKS, stop, lambda both: run_synth(
+        ws, n_paths=DEMO_TASKS, seed=1, concurrency=2, engine=engine, progress=both, stop=stop))
     msg = f"{report.accepted} of {report.sampled} tasks accepted"
     err.print(msg + ".")
     tracker.finish("tasks", detail=msg)
 
 
-_STAGES = {"ingest": _ingest, "scenarios": _scenarios, "graph": _graph, "sample": _sample, "tasks": _tasks}
+def _llm_tasks(ws, tracker, docker, stop) -> None:
+    """A small batch of the LLM synthesizer (planner, constructor, routed repair, judge) whose
+    replies come from an in-process scripted replay server: LLM-built tasks with repair
+    history and synthesis costs (at a made-up price of a model named as the replay it is)
+    without an API key. A batch cut short before is resumed."""
+    from pipeline.synth.batch import run_synth
+    from pipeline.synth.jobs import new_run_id
+    from pipeline.synth.llm.calls import LLMCaller
+    from pipeline.synth.llm.scripted_faults import DEMO_PRICE, DEMO_REPLAY_MODEL, scripted_replies
+    from pipeline.synth.llm.synthesizer import LLMSynthesizer
+    from workbench.llm.replay_server import ReplayServer, Script
+    from workbench.llm.runtime import open_client
+    from workbench.llm.settings import LLMSettings
+    from workbench.store import repairs
+    engine = _engine_or_skip(ws, tracker, "llm_tasks", docker)
+    if engine is None:
+        return
+    err.print(f"Synthesizing {DEMO_LLM_TASKS} tasks with the LLM synthesizer against a scripted replay server "
+              "(no API key; some replies broken on purpose, so repairs show; a minute or two) …")
+    tracker.start("llm_tasks", "scripted replay server, faults on purpose")
+    prev = _llm_run(ws)
+    run_id = prev["run_id"] if prev is not None else new_run_id()
+    scripted, _ = scripted_replies(ws, DEMO_LLM_FAULTS)
+    with ReplayServer(Script([scripted.rule()])) as srv:
+        settings = LLMSettings(base_url=srv.base_url, model=DEMO_REPLAY_MODEL, concurrency=4,
+                               prices={DEMO_REPLAY_MODEL: DEMO_PRICE})
+        caller = LLMCaller(open_client(ws, settings, batch_id=run_id))
+        try:
+            synthesizer = LLMSynthesizer(caller, model=settings.model)
+            report = _synthesize(tracker, "llm_tasks", DEMO_LLM_TASKS, stop, lambda both: run_synth(
+                ws, n_paths=DEMO_LLM_TASKS, seed=2, concurrency=3, engine=engine, progress=both, stop=stop,
+                run_id=run_id, resume=prev is not None, synthesizer=synthesizer))
+        finally:
+            caller.close()                      # flushes the call log: the tasks' costs can be read now
+            repairs.refresh_costs(ws.db, run_id)
+    cost = float(caller.client.budget.total.cost_usd)
+    msg = (f"{report.accepted} of {report.sampled} LLM-built tasks accepted, {report.rejected} rejected; "
+           f"${cost:.4f} at the replay model's demo price")
+    err.print(msg + ".")
+    tracker.finish("llm_tasks", detail=msg)
+
+
+_STAGES = {"ingest": _ingest, "scenarios": _scenarios, "graph": _graph, "sample": _sample, "tasks": _tasks,
+           "llm_tasks": _llm_tasks}
+_NEEDS_DOCKER = ("tasks", "llm_tasks")

@@ -19,6 +19,7 @@ STAGES = {
     "sample": "Sample 200 inverse-frequency and 200 random-walk paths",
     "docker": "Set up Docker and the base image",
     "tasks": "Synthesize and verify a first batch of tasks in Docker",
+    "llm_tasks": "Synthesize a small batch with the LLM synthesizer against a scripted replay server (no API key)",
 }
 
 

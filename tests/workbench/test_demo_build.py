@@ -4,18 +4,26 @@ from __future__ import annotations
 
 import subprocess
 
-from workbench.demo_build import demo_todo, ensure_demo
+import pytest
+
+from pipeline.synth.llm.scripted import FAULTS
+from pipeline.synth.llm.scripted_faults import DEMO_REPLAY_MODEL
+from workbench.demo_build import DEMO_LLM_FAULTS, DEMO_TASKS, demo_todo, ensure_demo
 from workbench.demo_status import new_status, read_status, write_status
+from workbench.llm.settings import load_settings
+from workbench.store import repairs
+from workbench.store import tasks as task_store
 
 
 def test_a_demo_without_docker_finishes_and_says_what_it_lacks(graph_workspace, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")   # no engine answers
-    assert demo_todo(graph_workspace) == ["tasks"]
+    assert demo_todo(graph_workspace) == ["tasks", "llm_tasks"]
     ensure_demo(str(graph_workspace.root))
     status = read_status(graph_workspace.root)
     assert status.state == "done" and not status.running
-    assert [(s.key, s.state) for s in status.stages] == [("tasks", "skipped")]
+    assert [(s.key, s.state) for s in status.stages] == [("tasks", "skipped"), ("llm_tasks", "skipped")]
     assert "no Docker engine answers" in status.stage("tasks").detail
+    assert "no Docker engine answers" in status.stage("llm_tasks").detail
     assert len(status.missing) == 1 and "`workbench doctor`" in status.missing[0]
 
 
@@ -48,6 +56,42 @@ def test_a_failed_docker_set_up_is_said_with_the_end_of_its_log(graph_workspace,
     ensure_demo(str(graph_workspace.root), docker_setup=script)
     status = read_status(graph_workspace.root)
     assert status.state == "done"
-    assert [(s.key, s.state) for s in status.stages] == [("docker", "failed"), ("tasks", "skipped")]
+    assert [(s.key, s.state) for s in status.stages] == [("docker", "failed"), ("tasks", "skipped"),
+                                                         ("llm_tasks", "skipped")]
     docker = status.stage("docker").detail
     assert "Docker set-up failed (exit 1" in docker and "no Docker engine answers; start one" in docker
+
+
+@pytest.mark.docker
+def test_the_demo_builds_llm_tasks_with_repairs_and_costs_without_a_key(graph_workspace, monkeypatch):
+    """After the offline batch, a small LLM batch against the in-process scripted replay server:
+    LLM-built tasks, repairs of each faulty artifact, one rejected after its repairs, and
+    synthesis costs at the replay model's demo price. No endpoint or key in the environment."""
+    for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    ws = graph_workspace
+    ensure_demo(str(ws.root))
+    status = read_status(ws.root)
+    assert status.state == "done", status.error
+    assert [(s.key, s.state) for s in status.stages] == [("tasks", "done"), ("llm_tasks", "done")]
+    assert "at the replay model's demo price" in status.stage("llm_tasks").detail
+    run = task_store.runs(ws.db).query("provider == 'llm'").iloc[0]
+    assert run["status"] == "finished"
+    tasks = task_store.tasks_frame(ws.db)
+    llm = tasks[tasks["provider"] == "llm"]
+    assert len(tasks[tasks["provider"] == "offline"]) >= DEMO_TASKS // 2 and len(llm) >= len(DEMO_LLM_FAULTS)
+    repaired = {a for t in llm["task_id"] for a in repairs.attempts_for(ws.db, t)["artifact"]}
+    assert {FAULTS[f] for f in DEMO_LLM_FAULTS} <= repaired
+    assert (llm["verdict"] == "rejected").sum() >= 1 and (llm["verdict"] == "accepted").sum() >= 3
+    assert (llm["cost_usd"] > 0).all()
+    with ws.db.read() as con:
+        models = con.execute("SELECT DISTINCT model FROM llm_calls WHERE batch_id = ?", [run["run_id"]]).fetchall()
+    assert models == [(DEMO_REPLAY_MODEL,)]
+    assert load_settings(ws.root).base_url is None      # the workspace is left without an endpoint
+    assert demo_todo(ws) == []
+    # a demo LLM batch cut short is resumed by the next build, under the same run id
+    task_store.set_run_status(ws.db, run["run_id"], "cancelled", "stopped")
+    assert demo_todo(ws) == ["llm_tasks"]
+    ensure_demo(str(ws.root))
+    assert task_store.get_run(ws.db, run["run_id"])["status"] == "finished"
+    assert len(task_store.runs(ws.db).query("provider == 'llm'")) == 1
