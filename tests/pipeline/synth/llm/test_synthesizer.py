@@ -135,3 +135,10 @@ def test_a_crashing_solution_is_repaired_from_its_output_and_only_it_is_rewritte
     repair_prompt = next(b for b in script.bodies if "Stage: synth_repair_solution." in b["messages"][0]["content"])
     assert "jq '.[' orders.json" in repair_prompt["messages"][1]["content"]    # the current artifact
     assert out.task.bundle.text("solution/solve.sh") == SOLVE
+
+
+def test_two_instructions_that_differ_only_in_numbers_share_a_near_duplicate_key():
+    from pipeline.synth.llm.synthesizer import near_duplicate_key
+    a = near_duplicate_key("# Totals\n\n1. Keep the 3 largest rows of /app/a.csv, rounded to 2 decimals.\n")
+    b = near_duplicate_key("# Totals\n\n1. Keep the 15 largest   rows of /app/a.csv, rounded to 2.5 decimals.\n")
+    assert a == b and a != near_duplicate_key("# Totals\n\n1. Keep the 3 smallest rows of /app/a.csv.\n")
