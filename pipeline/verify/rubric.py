@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import ast
 import re
-import threading
 
+from pipeline import python_source
 from workbench.models import CheckDetails, CheckResult
 from workbench.sandbox.bundle import TaskBundle
 
 _WS = re.compile(r"\s+")
 _APP_PATH = re.compile(r"/app/[A-Za-z0-9_./-]+")
-# CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch"
-# under concurrent parses); batches verify in threads, so parses take turns.
-_PARSE_LOCK = threading.Lock()
 
 
 def _norm(text: str) -> str:
@@ -42,8 +39,7 @@ def instruction_sentences(text: str) -> set[str]:
 
 def _test_functions(source: str, where: str, problems: list[str]) -> list[tuple[str, str | None, str]]:
     try:
-        with _PARSE_LOCK:
-            tree = ast.parse(source)
+        tree = python_source.parse(source)
     except SyntaxError as exc:
         problems.append(f"{where}: not valid Python ({exc.msg} at line {exc.lineno})")
         return []

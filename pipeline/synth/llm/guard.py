@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import PurePosixPath
 
+from pipeline import python_source
 from pipeline.synth.llm import render
 from pipeline.synth.llm.models import EnvManifest
 from pipeline.synth.llm.shell_scan import commands, logical_lines, network_uses, strip_wrappers
@@ -159,7 +160,7 @@ def check_tests(test_py: str, image_modules: frozenset[str] | set[str] = frozens
     packages a domain image installs, which the verifier's path reaches); at least one test
     function; every test argument a fixture pytest or the file provides."""
     try:
-        tree = ast.parse(test_py, filename=TESTS_FILE)
+        tree = python_source.parse(test_py, filename=TESTS_FILE)
     except SyntaxError as exc:
         return [_tests(TESTS_SYNTAX, f"{TESTS_FILE} line {exc.lineno}: not valid Python ({exc.msg})",
                        [exc.text.rstrip()] if exc.text else [])]

@@ -24,11 +24,11 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
+from pipeline import python_source
 from pipeline.synth.compose import synthesize_task
 from pipeline.synth.llm import models as M
 from pipeline.synth.llm.render import artifacts_from_bundle
 from pipeline.synth.protocol import PathContext
-from pipeline.verify.rubric import _PARSE_LOCK
 from workbench.llm.replay_server import Rule
 from workbench.llm.schema_instance import schema_instance
 
@@ -77,10 +77,7 @@ def _messages_text(body: dict) -> str:
 
 
 def _parse(source: str) -> ast.Module:
-    # CPython 3.11's ast.parse is not thread-safe; these replies are made in worker threads while
-    # the batch's threads parse tests for the rubric, so all take the rubric's turns.
-    with _PARSE_LOCK:
-        return ast.parse(source)
+    return python_source.parse(source)   # replies are made in worker threads beside the batch's
 
 
 def _test_docstrings(test_py: str) -> list[tuple[str, str]]:
