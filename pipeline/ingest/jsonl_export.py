@@ -114,10 +114,33 @@ def _record(lineno: int, raw: bytes, where: str) -> Record:
         value_bounds.measure_value(record)
     except value_bounds.ValueBoundError as exc:
         return fail(f"record {exc}")
+    if _SURROGATE_ESCAPE.search(raw) and (half := _lone_surrogate(record)):
+        return fail(half)
     text = record_to_skill_md(record)
     name = record.get("name") if isinstance(record.get("name"), str) else None
     return Record(lineno, name, text, hashlib.sha256(text.encode("utf-8")).hexdigest(),
                   record_front_matter(record))
+
+
+# A \u escape of a UTF-16 surrogate: valid JSON, but one without its pair is half a character
+# that no UTF-8 text (the content hash, the store, an LLM request) can hold.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\\ud800-\\udfff]")
+
+
+def _lone_surrogate(value, where: str = "record") -> str | None:
+    """Why the decoded record is not text (the field holding a lone surrogate), or None."""
+    if isinstance(value, str):
+        m = _LONE_SURROGATE.search(value)
+        return None if m is None else (f"{where} holds a lone surrogate escape (\\u{ord(m.group()):04x} without "
+                                       f"its pair) at character {m.start()}: not text")
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        if isinstance(key, str) and (why := _lone_surrogate(key, f"{where} key")):
+            return why
+        if why := _lone_surrogate(item, f"{where}.{key}" if isinstance(key, str) else f"{where}[{key}]"):
+            return why
+    return None
 
 
 def records_of(export: JsonlExport, lines: list[tuple[int, bytes | None, int]]) -> Iterator[Record]:

@@ -77,6 +77,22 @@ def test_hostile_records_are_reported_with_their_reason(workspace, tmp_path):
     assert sorted(table.loc["one-line", "flagged_rules"]) == ["workflow.not_terminal", "workflow.steps"]
 
 
+def test_a_record_with_half_a_character_is_refused_and_the_rest_ingested(workspace, tmp_path):
+    """A \\u escape of a lone surrogate is valid JSON but no text (it cannot be hashed, stored or
+    sent to an LLM as UTF-8): the record is refused naming the field, the export's others kept.
+    A surrogate pair (an emoji written as two escapes) is one character and is fine."""
+    export = tmp_path / "halves.jsonl"
+    lone = '{"name": "half", "description": "Convert CSV to JSON.", "content": "## Steps\\n1. Run jq \\ud800 now.\\n"}'
+    pair = json.dumps({"name": "pair", "description": "Filter JSON \U0001f600 files with jq.",
+                       "content": "## Steps\n1. Read `data.json`.\n2. Run `jq '.items[]' data.json`.\n"})
+    assert "\\ud83d\\ude00" in pair
+    export.write_text("\n".join([good(1), lone, pair]) + "\n")
+    report = ingest(workspace, [export])
+    assert [(p.file.rsplit("#", 1)[1], p.reason) for p in report.problems] == [
+        ("L2", "record.content holds a lone surrogate escape (\\ud800 without its pair) at character 19: not text")]
+    assert sorted(report.new) == ["halves.jsonl#jq-filter-1", "halves.jsonl#pair"]
+
+
 def _nest(depth: int):
     value: dict = {}
     for _ in range(depth):
