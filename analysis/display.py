@@ -1,13 +1,17 @@
 """Display conventions shared by the pages and their figures: the one highlight colour, how
 long texts are shortened for labels and hovers, how a missing value reads, and how a page
-spells a command to run."""
+spells a command to run and how a captured log reads."""
 from __future__ import annotations
 
 import math
+import re
 import shlex
 
 HIGHLIGHT = "#d62728"
 MISSING = "—"
+# ANSI escape sequences (CSI ones like colours, charset picks, the two-byte kind): Docker's builder wraps a
+# RUN step's stderr in colour codes, which a code block shows as "\x1b[91m" noise
+TERMINAL_CODES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[()][0-9A-Za-z]|\x1b[@-Z\\-_]")
 
 
 def _missing(value: object) -> bool:
@@ -33,3 +37,9 @@ def workbench_command(args: str, workspace: str | None = None) -> str:
         at = next((i for i, w in enumerate(words) if w.startswith("-")), len(words))
         words[at:at] = ["--workspace", shlex.quote(workspace)]
     return " ".join(["workbench", *words])
+
+
+def plain_log(text: object) -> str:
+    """A captured log or evidence as a page shows it: the text without terminal control
+    sequences (NULL reads "")."""
+    return "" if _missing(text) else TERMINAL_CODES.sub("", str(text))

@@ -156,8 +156,11 @@ def timeline_figure(series: pd.DataFrame) -> go.Figure:
     fig.add_bar(x=series["time"], y=series["calls"] - series["cache_hits"], name="HTTP calls")
     fig.add_bar(x=series["time"], y=series["cache_hits"], name="cache hits")
     fig.add_scatter(x=series["time"], y=series["cost_usd"].cumsum(), name="cumulative cost (USD)", yaxis="y2")
+    # the legend goes in a row above the plot: at plotly's default place, right of the plot, it
+    # covered the labels of the right-hand cost axis (its top ticks read "0")
     fig.update_layout(barmode="stack", height=320, margin=dict(l=0, r=0, t=10, b=0),
-                      yaxis=dict(title="calls"), yaxis2=dict(title="USD", overlaying="y", side="right"))
+                      yaxis=dict(title="calls"), yaxis2=dict(title="USD", overlaying="y", side="right"),
+                      legend=dict(orientation="h", x=0, xanchor="left", y=1.02, yanchor="bottom"))
     return clear_of_toolbar(fig)
 
 

@@ -36,9 +36,24 @@ def history_note(task: Mapping | pd.Series, attempts: pd.DataFrame) -> str:
             return "no repairs so far: not verified yet"
         return "no repairs: built right the first time"
     fixed = attempts["outcome"].eq("fixed").sum()
-    ending = {"accepted": "accepted", "rejected": "rejected", "cancelled": "cancelled with its run"}
     made = f"{n} repair{'s' if n != 1 else ''} ({fixed} fixed what failed)"
-    return f"{made}; {ending.get(str(task.get('verdict')), 'not verified yet')} after them"
+    if exhausted(attempts):
+        return f"{made}; rejected: the repairs allowed were all spent and the last one still failed"
+    ending = {"accepted": "accepted", "rejected": "rejected", "cancelled": "cancelled with its run"}
+    return f"{made}; {ending.get(str(task.get('verdict')), 'not verified yet')} after {'them' if n != 1 else 'it'}"
+
+
+def exhausted(attempts: pd.DataFrame) -> bool:
+    """Whether the synthesizer gave up because no repair was left (its last attempt says so)."""
+    return not attempts.empty and str(attempts.sort_values("n")["outcome"].iloc[-1]) == "exhausted"
+
+
+def rejection_note(attempts: pd.DataFrame) -> str:
+    """What a rejected task's verdict line adds about its repairs ("" when there is nothing to add):
+    a check's reason alone does not say that the synthesizer ran out of repairs."""
+    if not exhausted(attempts):
+        return ""
+    return f" Repairs exhausted: {len(attempts)} made, none left to try (see the Repairs tab)."
 
 
 def history_table(attempts: pd.DataFrame) -> pd.DataFrame:

@@ -6,7 +6,7 @@ import streamlit as st
 from analysis import repairs_view as rv
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
-from analysis.display import text_or_missing
+from analysis.display import plain_log, text_or_missing
 from pages import cached
 from pages.shared import keep_picked, open_clicked_row, provider_note, workspace
 from workbench.sandbox.bundle import BundleError, read_bundle
@@ -104,10 +104,11 @@ t = shown.set_index("task_id").loc[tid]
 st.markdown(f"### {t['name']}")
 st.caption(f"`{tid}` · made by the {t['provider']} synthesizer from path `{t['path_id']}` · "
            f"bundle `{t['bundle_dir']}` · image `{text_or_missing(t['image'])}`")
+attempts = cached.attempts_for(ws, tid)
 if t["verdict"] == "accepted":
     st.success("Accepted: every check passed.")
 elif t["verdict"] == "rejected":
-    st.error(f"Rejected at **{t['failed_check']}**: {t['reason']}")
+    st.error(f"Rejected at **{t['failed_check']}**: {t['reason']}{rv.rejection_note(attempts)}")
 elif t["verdict"] == "cancelled":
     st.warning(f"Cancelled: its run `{t['run_id']}` was {t['run_status']} before this task was verified. "
                f"`{runs_view.resume_command(t['run_id'], str(ws.root))}` verifies it.")
@@ -122,7 +123,6 @@ except (BundleError, OSError) as exc:
     bundle_problem = str(exc)
 else:
     bundle_problem = ""
-attempts = cached.attempts_for(ws, tid)
 tab_files, tab_checks, tab_repairs, tab_path = st.tabs([f"Files ({len(files)})", f"Checks ({len(checks)})",
                                                         f"Repairs ({len(attempts)})", "Path"])
 
@@ -167,7 +167,7 @@ with tab_checks:
                     st.dataframe(items, hide_index=True, width="stretch", key=f"{key}_{tid}_{c['check_name']}")
             if extra := tv.other_details(details):
                 st.json(extra, expanded=False)
-            st.code(c["log"] or "(no log)", language="text")
+            st.code(plain_log(c["log"]) or "(no log)", language="text")
 
 with tab_repairs:
     st.markdown(f"**{rv.history_note(t, attempts)}**")
@@ -178,7 +178,7 @@ with tab_repairs:
         with st.expander(rv.attempt_title(a), expanded=a["n"] == attempts["n"].max(), icon=rv.attempt_icon(a)):
             st.markdown(f"**{a['reason']}**")
             if a["evidence"]:
-                st.code("\n".join(a["evidence"]), language="text")
+                st.code(plain_log("\n".join(a["evidence"])), language="text")
             st.code(a["diff"] or "(no diff recorded)", language="diff")
     if not rv.is_offline(t):
         costs = cached.task_stage_costs(ws, tid)

@@ -104,3 +104,15 @@ def test_no_synthesis_calls_and_no_tasks():
     assert llm_costs.by_task(scen, tasks).empty and llm_costs.task_stage_costs(scen, tasks).empty
     per = llm_costs.by_task(calls, tasks.iloc[0:0])
     assert set(per["verdict"]) == {"no task"}
+
+
+def test_the_timeline_legend_sits_above_the_plot_clear_of_the_cost_axis():
+    """Beside the plot (plotly's default) the legend covered the right-hand cost axis' labels."""
+    calls = pd.DataFrame({"created_at": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:01"]),
+                          "stage": ["synth_plan", "task_judge"], "cost_usd": [0.1, 0.3],
+                          "cache_hit": [False, True]})
+    fig = llm_costs.timeline_figure(llm_costs.over_time(calls, "1min"))
+    assert fig.layout.yaxis2.side == "right"
+    legend = fig.layout.legend
+    assert legend.orientation == "h" and legend.y >= 1 and legend.yanchor == "bottom"
+    assert fig.layout.margin.t >= 60      # the row above the plot stays clear of the toolbar too

@@ -29,8 +29,20 @@ def test_the_note_tells_offline_first_time_and_repaired_tasks_apart():
         "no repair history recorded for this task"
     assert rv.history_note({"provider": "llm", "verdict": "accepted"}, _attempts("moved_on", "fixed")) == \
         "2 repairs (1 fixed what failed); accepted after them"
-    assert rv.history_note({"provider": "llm", "verdict": "rejected"}, _attempts("exhausted")) == \
-        "1 repair (0 fixed what failed); rejected after them"
+    assert rv.history_note({"provider": "llm", "verdict": "rejected"}, _attempts("still_failing")) == \
+        "1 repair (0 fixed what failed); rejected after it"
+    assert rv.history_note({"provider": "llm", "verdict": "accepted"}, _attempts("fixed")) == \
+        "1 repair (1 fixed what failed); accepted after it"
+
+
+def test_a_task_whose_repairs_ran_out_says_so_beside_its_failed_check():
+    spent = _attempts("still_failing", "still_failing", "exhausted")
+    assert rv.exhausted(spent) and not rv.exhausted(_attempts("still_failing")) and not rv.exhausted(_attempts())
+    assert rv.history_note({"provider": "llm", "verdict": "rejected"}, spent) == \
+        "3 repairs (0 fixed what failed); rejected: the repairs allowed were all spent and the last one still failed"
+    assert rv.rejection_note(spent) == " Repairs exhausted: 3 made, none left to try (see the Repairs tab)."
+    assert rv.rejection_note(spent.iloc[::-1]) == rv.rejection_note(spent)    # the last by n, not by row
+    assert rv.rejection_note(_attempts("still_failing")) == rv.rejection_note(_attempts()) == ""
 
 
 def test_history_and_cost_tables():

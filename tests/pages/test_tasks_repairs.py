@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.repair.attempts import RepairAttempt
 from tests.pages.apptest_helpers import chart, frame, open_page, plotly_array
 from tests.pages.repairs_fixture import CALLS, ENV_DIFF, PULL_DENIED, TESTS_DIFF, add_llm_run, stage_cost
 from tests.pages.synth_fixture import make_synth_fixture
+from workbench.store import repairs as repair_store
 
 
 @pytest.fixture
@@ -69,7 +71,7 @@ def test_an_llm_task_with_no_repairs_and_an_offline_task_say_so(page):
     assert costs["stage"].tolist() == ["synth_plan", "synth_environment", "task_judge", "total"]
 
     tabs = _open(at, llm.given_up.task_id)
-    assert tabs["Repairs"].markdown[0].value == "**1 repair (0 fixed what failed); rejected after them**"
+    assert tabs["Repairs"].markdown[0].value == "**1 repair (0 fixed what failed); rejected after it**"
 
     tabs = _open(at, made[0].task_id)
     repairs = tabs["Repairs"]
@@ -128,10 +130,39 @@ def test_a_real_llm_batchs_repaired_task_shows_its_stored_attempt_and_cost(graph
     tabs = _open(at, repaired["task_id"])
     panel = tabs["Repairs"]
     assert panel.label == "Repairs (1)"
-    assert panel.markdown[0].value == "**1 repair (1 fixed what failed); accepted after them**"
+    assert panel.markdown[0].value == "**1 repair (1 fixed what failed); accepted after it**"
     assert stored["diff"].rstrip("\n") in [c.value for c in panel.code if c.language == "diff"]
     costs = next(d.value for d in panel.dataframe if "stage" in d.value.columns)
     assert {"synth_plan", "synth_tests", "synth_repair_tests"} <= set(costs["stage"])
     assert costs["cost_usd"].iloc[-1] == pytest.approx(float(repaired["cost_usd"]))
     tabs = _open(at, first["task_id"])
     assert tabs["Repairs"].markdown[0].value == "**no repairs: built right the first time**"
+
+
+
+def test_a_task_whose_repairs_ran_out_says_so_and_its_build_log_reads_without_colour_codes(graph_workspace,
+                                                                                          monkeypatch):
+    """Docker's builder colours a RUN step's stderr: the attempt's evidence and the failed check's
+    log read as plain text. A task rejected with no repair left says so beside its failed check."""
+    ws = graph_workspace
+    llm = add_llm_run(ws, make_synth_fixture(ws))
+    coloured = ["Step 5/6 : RUN cp /app/seed/a.ini /etc/a.ini", "\x1b[91mcp: cannot stat '/app/seed/a.ini'",
+                "\x1b[0mRemoving intermediate container 030bac288665"]
+    spent = [RepairAttempt(n=n, artifact="environment", check="build", reason="build failed: cp returned 1",
+                           diff="--- a/environment.json\n+++ b/environment.json\n", evidence=coloured,
+                           outcome="still_failing" if n < 3 else "exhausted").model_dump() for n in (1, 2, 3)]
+    repair_store.save_attempts(ws.db, llm.given_up.task_id, spent)
+    with ws.db.write() as con:   # the failed check's own log, as the build check stores it
+        con.execute("UPDATE task_checks SET log = ? WHERE task_id = ? AND NOT passed",
+                    ["\n".join(coloured), llm.given_up.task_id])
+    at = open_page(ws, monkeypatch, "tasks.py")
+    tabs = _open(at, llm.given_up.task_id)
+    assert at.error[0].value.endswith(" Repairs exhausted: 3 made, none left to try (see the Repairs tab).")
+    panel = tabs["Repairs"]
+    assert panel.markdown[0].value == ("**3 repairs (0 fixed what failed); rejected: the repairs allowed were all "
+                                       "spent and the last one still failed**")
+    plain = "Step 5/6 : RUN cp /app/seed/a.ini /etc/a.ini\ncp: cannot stat '/app/seed/a.ini'\n" \
+            "Removing intermediate container 030bac288665"
+    assert [c.value for c in panel.code if c.language == "text"] == [plain] * 3
+    assert plain in [c.value for c in tabs["Checks"].code]
+    assert not any("\x1b" in c.value for c in at.code)
