@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.synth.llm.scripted import FAULTS
 from pipeline.synth.llm.scripted_faults import DEMO_REPLAY_MODEL
+from tests.pages.apptest_helpers import open_page
 from workbench.demo_build import DEMO_LLM_FAULTS, DEMO_TASKS, demo_todo, ensure_demo
 from workbench.demo_status import new_status, read_status, write_status
 from workbench.llm.settings import load_settings
@@ -88,6 +89,17 @@ def test_the_demo_builds_llm_tasks_with_repairs_and_costs_without_a_key(graph_wo
         models = con.execute("SELECT DISTINCT model FROM llm_calls WHERE batch_id = ?", [run["run_id"]]).fetchall()
     assert models == [(DEMO_REPLAY_MODEL,)]
     assert load_settings(ws.root).base_url is None      # the workspace is left without an endpoint
+    # the pages show them: synthesis cost per task and per batch, a task's repairs
+    at = open_page(ws, monkeypatch, "llm_costs.py")
+    per_task = next(d.value for d in at.dataframe if "verdict" in d.value.columns).set_index("task_id")
+    assert set(llm["task_id"]) <= set(per_task.index) and (per_task.loc[llm["task_id"], "cost_usd"] > 0).all()
+    batches = next(d.value for d in at.dataframe if "cost_per_accepted" in d.value.columns).set_index("batch_id")
+    assert batches.loc[run["run_id"], "cost_per_accepted"] > 0
+    rejected = llm[llm["verdict"] == "rejected"]["task_id"].iloc[0]
+    at = open_page(ws, monkeypatch, "tasks.py")
+    at.selectbox(key="detail_task").set_value(rejected).run()
+    assert not at.exception, at.exception
+    assert "Repairs (5)" in [t.label for t in at.tabs]
     assert demo_todo(ws) == []
     # a demo LLM batch cut short is resumed by the next build, under the same run id
     task_store.set_run_status(ws.db, run["run_id"], "cancelled", "stopped")
