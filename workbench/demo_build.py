@@ -1,9 +1,10 @@
 """The demo workspace: the bundled corpus ingested, scenarios inferred offline, the graph
 built, two sample batches drawn and (with Docker) a first batch of verified tasks, then a
 small batch of the LLM synthesizer against an in-process scripted replay server (no API key;
-faults on purpose so repairs show), so that every page has something to show. `workbench demo` runs it in the foreground; `workbench
-app --demo` runs it as a background process behind the dashboard. Either way it writes its
-progress to the workspace's status file (workbench/demo_status.py)."""
+faults on purpose so repairs show), so that every page has something to show. `workbench
+demo` runs it in the foreground; `workbench app --demo` runs it as a background process
+behind the dashboard. Either way it writes its progress to the workspace's status file
+(workbench/demo_status.py)."""
 from __future__ import annotations
 
 import signal
