@@ -101,8 +101,10 @@ def _live_view(run_id: str) -> None:
                 "every 2 s.")
     elif status == "finished":
         st.success(f"Finished. {run['message'] or ''}")
-    elif status == "cancelled":
-        st.warning(f"Cancelled. {run['message'] or ''} Finished tasks are kept.")
+    elif status == "cancelled":   # by Cancel, Ctrl-C or its LLM budget: the message says which
+        st.warning(f"Cancelled: {run['message'] or 'stopped before it finished'}. Finished tasks are kept; "
+                   "resume the rest with:")
+        st.code(runs_view.resume_command(run_id, str(ws.root)), language="bash")
     elif status == "interrupted":
         st.warning(f"Interrupted: the batch process ({pid}) is gone — killed or crashed before it finished. "
                    "The tasks it finished are kept; resume the rest with:")

@@ -405,3 +405,17 @@ def test_an_llm_runs_live_view_shows_accepted_after_n_repairs(graph_workspace, m
     # the offline run has no repairs to show
     at.selectbox(key="synth_run").set_value(RUN_ID).run()
     assert not [el for el in at.get("plotly_chart") if "repairs_funnel" in el.proto.id]
+
+
+def test_a_run_its_llm_budget_stopped_reads_cancelled_with_why_and_the_resume_command(workspace, monkeypatch):
+    """The batch's message says 'resume to finish': the page gives the command that does it."""
+    ws = workspace
+    store.create_run(ws.db, "synth-budget01", "inverse-frequency", 4, 0, "llm", 2, None)
+    store.set_run_status(ws.db, "synth-budget01", "cancelled",
+                         "budget of $0.01 spent; resume to finish (0 accepted, 0 rejected, 0 failed)")
+    at = open_page(ws, monkeypatch, "synthesis.py")
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning if w.value.startswith("Cancelled")] == [
+        "Cancelled: budget of $0.01 spent; resume to finish (0 accepted, 0 rejected, 0 failed). Finished tasks "
+        "are kept; resume the rest with:"]
+    assert f"workbench synth --workspace {ws.root} --resume --run-id synth-budget01" in _codes(at)
