@@ -163,6 +163,11 @@ class SynthBatch:
             return   # made while the stop killed its containers: proves nothing; resume does it again
         task = outcome.task
         if task is None:
+            if outcome.attempts:   # e.g. an environment that never built: what was tried is kept all the same
+                try:
+                    repair_store.save_attempts(self.ws.db, task_id, [a.model_dump() for a in outcome.attempts])
+                except repair_store.AttemptError:
+                    pass   # the path's failure below is the record that counts
             self._fail(path_id, outcome.error or "synthesis gave no task and no reason")   # NO_RECIPE kept as is
             return
         if task.task_id != task_id:   # resume skips by the announced id: a different one would redo it forever

@@ -8,6 +8,7 @@ import hashlib
 import threading
 import time
 
+import pandas as pd
 import pytest
 
 from pipeline.repair.attempts import RepairAttempt
@@ -168,7 +169,10 @@ class Faulty(GivenChecks):
     def synthesize(self, path, seed, tools):
         out = super().synthesize(path, seed, tools)
         if len(self.calls) == 1:
-            return SynthOutcome(None, error="plan: the reply names no skill of step 2")
+            return SynthOutcome(None, error="repairs exhausted: environment still fails build",
+                                attempts=[RepairAttempt(n=k, artifact="environment", check="build",
+                                                        reason="RUN apt-get exited 100", outcome="still_failing")
+                                          for k in (1, 2, 3)])
         out.task.task_id = "0" * 16
         return out
 
@@ -177,9 +181,13 @@ def test_no_task_and_a_wrong_task_id_fail_their_paths_with_the_reason(graph_work
     report = run_synth(graph_workspace, n_paths=2, seed=5, concurrency=1, synthesizer=Faulty())
     assert report.failed == 2 and report.verified == 0
     errors = sorted(store.run_failures(graph_workspace.db, report.run_id).error)
-    assert errors[0] == "plan: the reply names no skill of step 2"
+    assert errors[0] == "repairs exhausted: environment still fails build"
     assert "announced task id" in errors[1] and "but made 0000000000000000" in errors[1]
     assert store.tasks_frame(graph_workspace.db).empty            # nothing stored under an id resume cannot find
+    # the repairs of a path that gave no task are kept under the id it announced
+    tried = pd.concat([repair_store.attempts_for(graph_workspace.db, Faulty().task_id(PathContext(p, ()), 5))
+                       for p in store.run_failures(graph_workspace.db, report.run_id).path_id])
+    assert list(tried["artifact"]) == ["environment"] * 3 and list(tried["n"]) == [1, 2, 3]
 
 
 class OutOfOrder(GivenChecks):
