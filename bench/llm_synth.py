@@ -130,14 +130,14 @@ def task_images(ws: Workspace) -> set[str]:
         if tasks.is_dir() else set()
 
 
-def scripted_images(scripted, base_image: str) -> set[str]:
+def scripted_images(scripted, paths: list[str], base_image: str) -> set[str]:
     """The image the synthesizer builds from each served path's scripted manifest (as the
     constructor tags it), so paths that gave no task leave no image behind either."""
     from pipeline.synth.llm import render
     from workbench.sandbox.bundle import tree_hash
     from workbench.sandbox.engine import ENV_REPOSITORY
     out = set()
-    for path in {p for p, _ in scripted.calls}:
+    for path in paths:
         t = scripted.task(path)
         if not isinstance(t, str):
             out.add(f"{ENV_REPOSITORY}:{tree_hash(render.environment_files(t.manifest, base_image))[:20]}")
@@ -215,6 +215,26 @@ class ThreadProfiles:
         stats.sort_stats("tottime").print_stats(top)
 
 
+SAMPLER = "inverse-frequency"
+
+
+def prepare_run(ws: Workspace, n_paths: int, seed: int, provider: str, c: int) -> tuple[str, list[str]]:
+    """The run and its sampled paths, stored as `run_synth` stores them before it synthesizes
+    (it then takes the attached paths), so the scripted replies can be made before the clock
+    for the synthesis starts; the sampling is timed with the level."""
+    from pipeline.graph.sample_run import sample
+    from pipeline.synth.jobs import new_run_id
+    from pipeline.synth.limits import MAX_STEPS, MIN_LEN
+    from workbench.store import graph as graph_store
+    from workbench.store import tasks as store
+    sampled = sample(ws, SAMPLER, n_paths, seed, min_len=MIN_LEN, max_len=MAX_STEPS)
+    run_id = new_run_id()
+    store.create_run(ws.db, run_id, SAMPLER, n_paths, seed, provider, c, os.getpid(), min_len=MIN_LEN, max_len=MAX_STEPS)
+    path_ids = graph_store.batch_path_ids(ws.db, sampled.batch_id)
+    store.attach_paths(ws.db, run_id, sampled.batch_id, path_ids)
+    return run_id, path_ids
+
+
 def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: float, seed: int,
               remove: set[str], profile_dir: Path | None, provider: str = "llm") -> Level:
     from pipeline.synth.batch import run_synth
@@ -234,9 +254,17 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
         raise SystemExit(f"{ws.cache_dir} has a response cache: the template must have none")
     if provider == "llm":
         from pipeline.synth.llm.scripted import ScriptedSynthesis
-    scripted = ScriptedSynthesis(ws, seed=seed) if provider == "llm" else None
-    rules = [scripted.rule()] if scripted else []
     level = Level(c)
+    t0 = time.monotonic()
+    run_id, path_ids = prepare_run(ws, n_paths, seed, provider, c)
+    sampling_s = time.monotonic() - t0
+    scripted = ScriptedSynthesis(ws, seed=seed) if provider == "llm" else None
+    if scripted:
+        # The test double's own work (an offline task per path, ~0.3 s of CPU each) is made
+        # now, off the clock: a real endpoint spends its time elsewhere, not on our two cores.
+        for p in path_ids:
+            scripted.task(p)
+    rules = [scripted.rule()] if scripted else []
     with ReplayServer(Script(rules), latency_s=latency) as srv:
         env = {"WORKBENCH_LLM_BASE_URL": srv.base_url, "WORKBENCH_LLM_MODEL": "replay",
                "OPENAI_API_KEY": "bench", "WORKBENCH_LLM_CONCURRENCY": str(max(c, 1))}
@@ -246,8 +274,8 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
         try:
             with LoadSampler() as load, profiles:
                 cpu0, t0 = time.process_time(), time.monotonic()
-                report = run_synth(ws, n_paths=n_paths, seed=seed, concurrency=c, provider=provider)
-                level.wall_s, level.cpu_s = time.monotonic() - t0, time.process_time() - cpu0
+                report = run_synth(ws, n_paths=n_paths, seed=seed, concurrency=c, provider=provider, run_id=run_id)
+                level.wall_s, level.cpu_s = sampling_s + time.monotonic() - t0, time.process_time() - cpu0
             level.load = load.mean
         finally:
             for k, v in saved.items():
@@ -264,10 +292,11 @@ def run_level(template: Path, work: Path, c: int, *, n_paths: int, latency: floa
     level.timings = {k: float((getattr(report, "timings", None) or {}).get(k, 0.0)) for k in TIMING_KEYS}
     level.reasons, level.failures = dict(report.reasons), list(report.failures)
     level.logged_calls, level.cache_hits, level.by_stage = call_counts(ws, report.run_id)
+    served: list[str] = []
     if scripted is not None:
-        served = sorted({p for p, _ in scripted.calls})
+        served = sorted(set(path_ids) | {p for p, _ in scripted.calls})
         level.unscripted = {p: t for p in served if isinstance(t := scripted.task(p), str)}
-    level.images = task_images(ws) | (scripted_images(scripted, base_image_name()) if scripted else set())
+    level.images = task_images(ws) | (scripted_images(scripted, served, base_image_name()) if scripted else set())
     level.images_there = len(level.images & there)
     return level
 
