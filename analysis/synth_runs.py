@@ -75,6 +75,13 @@ def run_progress(stage_counts: Mapping[str, int], funnel: Mapping[str, int], run
     return out
 
 
+def made_nothing(stage_counts: Mapping[str, int]) -> bool:
+    """A run that ended with every one of its paths failed before a task existed (an LLM
+    endpoint that is down, replies that never fit): 'finished' is then no success to show."""
+    n = {k: int(stage_counts.get(k, 0)) for k in ("sampled", "synthesized", "verified", "failed")}
+    return n["failed"] > 0 and n["failed"] == sum(n.values())
+
+
 def runs_table(runs: pd.DataFrame, statuses: Mapping[str, str]) -> pd.DataFrame:
     """The runs list as shown: newest first, with the status the user should read."""
     if runs.empty:

@@ -96,9 +96,13 @@ def _live_view(run_id: str) -> None:
     status = runs_view.effective_status(run, jobs.is_alive(pid))
     if st.session_state.get("synth_seen") != (run_id, status):
         st.rerun()  # the run changed state: refresh the runs table and stop polling when it is over
+    stages = store.stage_counts(ws.db, run_id)
     if status in ("running", "starting"):
         st.info(f"Running (process {pid or '…'}). It continues if you close this tab; this view refreshes "
                 "every 2 s.")
+    elif status == "finished" and runs_view.made_nothing(stages):
+        st.warning(f"Finished without a task: every path failed ({run['message'] or 'see below'}); why is "
+                   "listed below.")
     elif status == "finished":
         st.success(f"Finished. {run['message'] or ''}")
     elif status == "cancelled":   # by Cancel, Ctrl-C or its LLM budget: the message says which
@@ -113,7 +117,7 @@ def _live_view(run_id: str) -> None:
         st.error(f"Failed: {run['message'] or 'see the log below'}")
         st.caption(f"Resume after fixing the cause: `{runs_view.resume_command(run_id, str(ws.root))}`")
     funnel = store.funnel_counts(ws.db, run_id)
-    for p in runs_view.run_progress(store.stage_counts(ws.db, run_id), funnel, run):
+    for p in runs_view.run_progress(stages, funnel, run):
         st.progress(p["fraction"], text=p["text"])
     cols = st.columns(len(tv.FUNNEL))
     for col, key in zip(cols, tv.FUNNEL):

@@ -66,3 +66,10 @@ def test_the_no_task_note_fits_the_runs_synthesizer():
     assert "no offline recipe honours" in sr.failures_note("offline")
     llm = sr.failures_note("llm")
     assert "recipe" not in llm and "never fit its path" in llm and "--resume" in llm
+
+
+def test_a_run_made_nothing_only_when_every_path_failed_before_a_task_existed():
+    assert sr.made_nothing({"sampled": 0, "synthesized": 0, "verified": 0, "failed": 3})
+    assert not sr.made_nothing({"sampled": 0, "synthesized": 0, "verified": 1, "failed": 2})
+    assert not sr.made_nothing({"sampled": 2, "synthesized": 0, "verified": 0, "failed": 1})   # still going
+    assert not sr.made_nothing({"sampled": 0, "synthesized": 0, "verified": 0, "failed": 0})   # no paths yet

@@ -419,3 +419,21 @@ def test_a_run_its_llm_budget_stopped_reads_cancelled_with_why_and_the_resume_co
         "Cancelled: budget of $0.01 spent; resume to finish (0 accepted, 0 rejected, 0 failed). Finished tasks "
         "are kept; resume the rest with:"]
     assert f"workbench synth --workspace {ws.root} --resume --run-id synth-budget01" in _codes(at)
+
+
+def test_a_finished_run_whose_every_path_failed_is_no_green_success(workspace, monkeypatch):
+    """An LLM endpoint that is down fails every path; the run still ends 'finished', which the
+    page showed as a green success ('Finished. 0 accepted, 0 rejected, 2 failed')."""
+    ws = workspace
+    store.create_run(ws.db, "synth-down01", "inverse-frequency", 2, 0, "llm", 2, None)
+    store.attach_paths(ws.db, "synth-down01", "b", ["p1", "p2"])
+    for p in ("p1", "p2"):
+        store.set_path_stage(ws.db, "synth-down01", p, "failed",
+                             error="synthesis failed: LLMCallError: synth_plan/x: gave up after 6 attempts")
+    store.set_run_status(ws.db, "synth-down01", "finished", "0 accepted, 0 rejected, 2 failed")
+    at = open_page(ws, monkeypatch, "synthesis.py")
+    assert not at.exception, at.exception
+    assert not at.success
+    assert "Finished without a task: every path failed (0 accepted, 0 rejected, 2 failed); why is listed below." \
+        in [w.value for w in at.warning]
+    assert frame(at, "path_id", "error")["error"].str.contains("gave up after 6 attempts").all()
