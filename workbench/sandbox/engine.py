@@ -30,6 +30,8 @@ SESSION_LABEL = "workbench.session"        # the test run (or other caller) that
 SESSION_ENV = "WORKBENCH_SANDBOX_SESSION"
 ENV_REPOSITORY = "workbench/env"
 DEFAULT_OUTPUT_CAP = 1024 * 1024
+# The classic builder's error when a cached layer it picked is gone by the time it is used.
+VANISHED_LAYER = "unable to find image \"sha256:"
 _OWNER = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -119,9 +121,17 @@ class Engine:
         with lock:
             if self.image_exists(tag):
                 return BuildResult(True, tag, "image exists (same environment built before)", 0.0, cached=True)
-            return self._build(context, tag, timeout_s)
+            res = self._build(context, tag, timeout_s)
+            if not res.ok and VANISHED_LAYER in res.reason:
+                # A cached layer the build was reusing was removed meanwhile (another process on the
+                # daemon removed an image and pruned its parents): the environment is not at fault,
+                # so build once more without the cache instead of failing it.
+                first = res.reason
+                res = self._build(context, tag, timeout_s, nocache=True)
+                res.log = f"(first try: {first}; built again without the cache)\n{res.log}"
+            return res
 
-    def _build(self, context: dict[str, bytes], tag: str, timeout_s: float) -> BuildResult:
+    def _build(self, context: dict[str, bytes], tag: str, timeout_s: float, nocache: bool = False) -> BuildResult:
         import docker
         t0 = time.monotonic()
         lines: list[str] = []
@@ -134,8 +144,8 @@ class Engine:
         def consume() -> None:
             try:
                 for chunk in api.build(fileobj=io.BytesIO(tar_files(context)), custom_context=True, tag=tag,
-                                       rm=True, forcerm=True, pull=False, network_mode="none", decode=True,
-                                       labels={LABEL: "1"}):
+                                       rm=True, forcerm=True, pull=False, nocache=nocache, network_mode="none",
+                                       decode=True, labels={LABEL: "1"}):
                     if "stream" in chunk:
                         text = chunk["stream"]
                         lines.append(text)

@@ -9,8 +9,8 @@ import docker.errors
 import pytest
 
 from workbench.sandbox.base_image import base_image_name
-from workbench.sandbox.engine import (EXPIRES_LABEL, LABEL, OWNER_LABEL, SESSION_ENV, SESSION_LABEL, Engine,
-                                      Limits)
+from workbench.sandbox.engine import (EXPIRES_LABEL, LABEL, OWNER_LABEL, SESSION_ENV, SESSION_LABEL, BuildResult,
+                                      Engine, Limits)
 
 pytestmark = pytest.mark.docker
 
@@ -133,3 +133,36 @@ def test_opening_an_engine_sweeps_dead_owners_and_expired_but_not_others_work(en
                 c.remove(force=True)
             except docker.errors.NotFound:
                 pass
+
+
+class _CacheLayerVanishes(Engine):
+    """The daemon's answer when a cached layer a build picked is removed meanwhile (another process
+    removed an image and pruned its parents), on the first build only; every later build is real."""
+
+    def __init__(self):
+        super().__init__()
+        self.tries: list[bool] = []
+
+    def _build(self, context, tag, timeout_s, nocache=False):
+        self.tries.append(nocache)
+        if len(self.tries) == 1:
+            return BuildResult(False, None, "Step 4/6 : COPY app/ /app/\n", 0.1,
+                               reason='build failed: unable to find image "sha256:7d5ccb611fcf0552c4479a55dae2"')
+        return super()._build(context, tag, timeout_s, nocache=nocache)
+
+
+def test_a_cached_layer_removed_during_a_build_is_built_again_without_the_cache():
+    """Not the environment's fault (an LLM batch would spend its environment repairs on it): one
+    more build without the cache; a build that really fails is not tried again."""
+    flaky = _CacheLayerVanishes()
+    ctx = {"Dockerfile": f"FROM {base_image_name()}\nCOPY x.txt /x.txt\n".encode(), "x.txt": b"vanishing"}
+    res = flaky.build(ctx, "test-" + "v" * 30)
+    try:
+        assert res.ok and flaky.tries == [False, True], (flaky.tries, res.reason)
+        assert "first try: build failed: unable to find image" in res.log
+    finally:
+        flaky.remove_image(res.image or "workbench/env:test-" + "v" * 15)
+    broken = _CacheLayerVanishes()
+    broken.tries.append(False)                  # past its one vanishing answer: real builds only
+    bad = broken.build({"Dockerfile": f"FROM {base_image_name()}\nRUN exit 3\n".encode()}, "test-" + "w" * 30)
+    assert not bad.ok and "non-zero code: 3" in bad.reason and broken.tries == [False, False]
