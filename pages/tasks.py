@@ -190,4 +190,6 @@ with tab_repairs:
 
 with tab_path:
     st.dataframe(tv.task_path(t, cached.task_fidelity(ws, tid)), hide_index=True, width="stretch", key="task_path")
-    st.caption(f"Recipes: {', '.join(t['recipes'])} · difficulty {t['difficulty']} · category {t['category']}")
+    made = (f"Recipes: {', '.join(t['recipes'])}" if rv.is_offline(t) else
+            "No recipes: the LLM synthesizer planned each step from its skill")
+    st.caption(f"{made} · difficulty {t['difficulty']} · category {t['category']}")

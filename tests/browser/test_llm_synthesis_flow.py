@@ -44,7 +44,7 @@ def test_launch_an_llm_batch_from_the_browser_and_read_its_repairs(graph_workspa
         page = chromium.new_page(viewport={"width": 1500, "height": 2400})
         load_page(page, url + "/synthesis", "keeps going when you close this tab")
         wait_idle(page)
-        page.get_by_text("llm", exact=True).click()
+        page.get_by_test_id("stRadioGroup").get_by_text("llm", exact=True).click()
         _spin(page, "Paths", "2")
         _spin(page, "Seed", "3")
         _spin(page, "LLM budget (USD)", "1.00")

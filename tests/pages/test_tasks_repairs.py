@@ -166,3 +166,15 @@ def test_a_task_whose_repairs_ran_out_says_so_and_its_build_log_reads_without_co
     assert [c.value for c in panel.code if c.language == "text"] == [plain] * 3
     assert plain in [c.value for c in tabs["Checks"].code]
     assert not any("\x1b" in c.value for c in at.code)
+
+
+def test_the_path_tab_of_an_llm_task_names_no_recipe(page):
+    """An LLM task has no recipes (its steps come from the plan): the caption said 'Recipes:  · …'
+    for it, or listed 'llm:<skill>' as if they were recipe families."""
+    at, made, llm = page
+    tabs = _open(at, llm.repaired.task_id)
+    assert tabs["Path"].caption[0].value == \
+        "No recipes: the LLM synthesizer planned each step from its skill · difficulty medium · " \
+        f"category {llm.repaired.category}"
+    tabs = _open(at, made[0].task_id)
+    assert tabs["Path"].caption[0].value.startswith("Recipes: ")
