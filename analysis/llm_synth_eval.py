@@ -52,9 +52,10 @@ class BatchOutcome:
         return self.accepted / self.paths if self.paths else 0.0
 
     def as_text(self) -> str:
-        return (f"{self.accepted}/{self.paths} accepted ({self.accepted_share:.2f}), {self.rejected} rejected "
-                f"{self.failed_checks or ''}, {self.no_task} without a task, {self.repairs} repairs "
-                f"{self.repairs_by_check or ''}")
+        rejected = f"{self.rejected} rejected" + (f" {self.failed_checks}" if self.failed_checks else "")
+        repairs = f"{self.repairs} repairs" + (f" {self.repairs_by_check}" if self.repairs_by_check else "")
+        return (f"{self.accepted}/{self.paths} accepted ({self.accepted_share:.2f}), {rejected}, "
+                f"{self.no_task} without a task, {repairs}")
 
 
 def batch_outcome(paths: int, verdicts: list[str], failed_checks: list[str | None],

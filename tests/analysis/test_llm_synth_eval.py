@@ -16,7 +16,11 @@ def test_batch_outcome_counts_tasks_paths_without_one_and_repairs_by_check():
                       ["build", "oracle", "oracle"])
     assert (o.accepted, o.rejected, o.no_task, o.repairs) == (2, 2, 1, 3)
     assert o.failed_checks == {"oracle": 1, "judge": 1} and o.repairs_by_check == {"build": 1, "oracle": 2}
-    assert o.accepted_share == 0.4 and "2/5 accepted (0.40)" in o.as_text()
+    assert o.accepted_share == 0.4
+    assert o.as_text() == ("2/5 accepted (0.40), 2 rejected {'oracle': 1, 'judge': 1}, 1 without a task, "
+                           "3 repairs {'build': 1, 'oracle': 2}")
+    assert batch_outcome(1, ["accepted"], [None], []).as_text() == \
+        "1/1 accepted (1.00), 0 rejected, 0 without a task, 0 repairs"
     assert batch_outcome(0, [], [], []).accepted_share == 0.0
 
 
