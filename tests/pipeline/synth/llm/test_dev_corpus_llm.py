@@ -7,7 +7,8 @@ and hostile skill text on its way into the prompts.
 - The scripted replies (the offline tasks, pipeline.synth.llm.scripted) of the dev paths the
   recipes serve are correct artifacts: no static guard may flag one (a flag is a false alarm).
 - A scripted `run_synth(provider="llm")` on dev paths (real Docker) accepts every task without a
-  repair and with the judge's pass, as the offline synthesizer does on the same paths.
+  repair and with the judge's pass, as the offline synthesizer does on the same paths; with one
+  fault per repair route on other dev paths, each is repaired by rewriting only its artifact.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ import pytest
 
 from analysis.llm_synth_eval import batch_outcome, estimated_tokens, fidelity_levels, size_summary
 from pipeline.graph.sample_run import sample
+from pipeline.repair.attempts import MAX_TASK_REPAIRS
+from pipeline.synth.batch import run_synth
 from pipeline.synth.compose import PathStep
 from pipeline.synth.context import path_contexts
 from pipeline.synth.limits import MAX_STEPS
@@ -27,12 +30,15 @@ from pipeline.synth.llm import guard, render
 from pipeline.synth.llm.calls import LLMCaller
 from pipeline.synth.llm.constructor import ALLOWED_IMAGES, Work
 from pipeline.synth.llm.planner import BODY_CAP, _cap, make_plan, plan_problems
-from pipeline.synth.llm.scripted import PATH_LINE, STAGE_LINE, ScriptedSynthesis, _messages_text, scripted_task
+from pipeline.synth.llm.scripted import (FAULTS, PATH_LINE, STAGE_LINE, ScriptedSynthesis, _messages_text,
+                                         scripted_task)
 from pipeline.synth.protocol import PathContext, ScenarioView, StepContext
+from pipeline.synth.providers import SOLVE_TIMEOUT_ENV
 from pipeline.synth.skill_fit import SkillParts
 from tests.workbench.llm.conftest import make_settings
 from workbench.llm.client import LLMClient
 from workbench.llm.replay_server import ReplayServer, Rule
+from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle, read_bundle
 from workbench.sandbox.task_toml import parse as parse_toml
 from workbench.store import graph as graph_store
@@ -180,23 +186,8 @@ def test_a_scripted_llm_batch_on_real_paths_accepts_what_offline_accepts_without
     state, guards and verification: every task accepted, no repair (each would be a false alarm
     of a guard, the state read, the instruction check or the judge), the judge passing every
     criterion, and each step that uses a tool of its skill offline still recorded at tool level."""
-    from pipeline.synth.batch import run_synth
-    from pipeline.synth.providers import SOLVE_TIMEOUT_ENV
-    from workbench.sandbox.base_image import base_image_name
     ws, batch_id, contexts = dev_paths
-    chosen, chains = [], set()
-    for pid, ctx in contexts.items():
-        chain = tuple(s.step.skill_id for s in ctx.steps)
-        if chain in chains:
-            continue
-        try:
-            scripted_task(ctx, base_image=base_image_name())
-        except Exception:
-            continue
-        chosen.append(pid)
-        chains.add(chain)
-        if len(chosen) == N_BATCH:
-            break
+    chosen = _servable(contexts)[:N_BATCH]
     assert len(chosen) == N_BATCH, chosen
     sizes: dict[str, list[int]] = defaultdict(list)
     scripted = ScriptedSynthesis(ws, base_image=base_image_name())
@@ -235,6 +226,62 @@ def test_a_scripted_llm_batch_on_real_paths_accepts_what_offline_accepts_without
     for pid, off in levels["offline"].items():
         mine = levels["llm"][pid]
         assert all(m == "tool" for m, o in zip(mine, off) if o == "tool"), (pid, mine, off)
+
+
+def _servable(contexts: dict[str, PathContext]) -> list[str]:
+    """Paths (of distinct skill chains) whose offline task the scripted replies are made of."""
+    out, chains = [], set()
+    for pid, ctx in contexts.items():
+        chain = tuple(s.step.skill_id for s in ctx.steps)
+        if chain in chains:
+            continue
+        try:
+            scripted_task(ctx, base_image=base_image_name())
+        except Exception:
+            continue
+        out.append(pid)
+        chains.add(chain)
+    return out
+
+
+@pytest.mark.docker
+def test_every_repair_route_on_real_paths_rewrites_only_its_artifact(dev_paths):
+    """One fault per route on real paths (other paths than the batch above): each is caught and
+    accepted after exactly one repair of its own artifact; the exhausting one is rejected after
+    its task repairs, all of the tests."""
+    ws, batch_id, contexts = dev_paths
+    chosen = _servable(contexts)[N_BATCH:N_BATCH + len(FAULTS)]
+    assert len(chosen) == len(FAULTS), chosen
+    faults = dict(zip(chosen, FAULTS))
+    scripted = ScriptedSynthesis(ws, faults, base_image=base_image_name())
+    srv = ReplayServer().start()
+    srv.add_rule(scripted.rule())
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("WORKBENCH_LLM_BASE_URL", srv.base_url)
+            mp.setenv(SOLVE_TIMEOUT_ENV, "30")        # never_ends costs this
+            store.create_run(ws.db, "dev-routes", "inverse-frequency", len(chosen), 0, "llm", 3, os.getpid())
+            store.attach_paths(ws.db, "dev-routes", batch_id, chosen)
+            report = run_synth(ws, run_id="dev-routes", provider="llm", concurrency=3)
+    finally:
+        srv.stop()
+    frame = store.tasks_frame(ws.db)
+    rows = frame[frame.run_id == "dev-routes"].set_index("path_id")
+    seen = {}
+    for pid, fault in faults.items():
+        if pid not in rows.index:
+            seen[fault] = ("no task", next((f["error"] for f in report.failures if f["path_id"] == pid), ""))
+            continue
+        attempts = repairs.attempts_for(ws.db, rows.loc[pid, "task_id"])
+        seen[fault] = (rows.loc[pid, "verdict"], list(zip(attempts.artifact, attempts.check_name, attempts.outcome)))
+    print("dev repair routes:", seen)
+    for fault, artifact in FAULTS.items():
+        verdict, tried = seen[fault]
+        if fault == "exhaust":
+            assert verdict == "rejected" and len(tried) == MAX_TASK_REPAIRS, (fault, seen[fault])
+            assert {a for a, _, _ in tried} == {"tests"} and tried[-1][2] == "exhausted", (fault, tried)
+        else:
+            assert verdict == "accepted" and [(a, o) for a, _, o in tried] == [(artifact, "fixed")], (fault, tried)
 
 
 def _outcome(ws: Workspace, run_id: str, n: int):
