@@ -11,13 +11,18 @@ once at the start), hence an empty response cache and an empty call log, a fresh
 server, and none of the environment images of these tasks on the engine (those the previous
 level built are removed before the next one starts; the table says how many of a level's
 images were already there when it started). The baseline is concurrency 1, measured in the
-same run.
+same run. Each level's run and paths are sampled and stored first (as `run_synth` would;
+timed with the level), so that the test double's own work (an offline task per path) is done
+before the clock starts: a real endpoint does not spend our two cores.
 
 Per level: accepted tasks per minute of wall time (the whole `run_synth` call: sampling,
 path contexts, every task), the share of the tasks' summed time spent waiting on the LLM,
 on Docker and in our own code (`report.timings`: llm_s, docker_s, total_s summed over the
 tasks; own = total - llm - docker), and LLM calls per accepted task (the replay server's
-count, checked against the `llm_calls` table).
+count, checked against the `llm_calls` table). Also: `busy` = the tasks' summed time over
+c × wall (the rest is sampling, path contexts and idle workers at the tail) and the mean
+1-minute load average while the level ran (the machine is shared: a level measured under
+someone else's test run says so).
 Targets (issue 13): at concurrency 8 own code ≤ 10 % of the time; throughput at 8 ≥ 4× at 1.
 
 Last line:
