@@ -179,13 +179,15 @@ def judge_task(caller: LLMCaller, bundle: TaskBundle, path: PathContext, *, item
     """The LLM rubric check of one task (`item`: its task id), as check "judge".
 
     Call it only after the static rubric passed. Passed when every criterion passed; the
-    reason names the first failed criterion with its evidence. Raises BudgetExceeded (the
-    batch stops cleanly); any other failure of the call is an unusable reply, not a pass."""
+    reason names the first failed criterion with its evidence. Raises BudgetExceeded and an
+    endpoint's own LLMCallError (the batch stops cleanly); any other failure of the call is an unusable reply, not a pass."""
     t0 = time.monotonic()
     text = JudgedText.of(bundle)
     try:
         result = caller.render_and_ask(STAGE, item, TaskJudgement, timer=timer, **prompt_values(text, path))
     except LLMCallError as exc:
+        if exc.endpoint_fault:   # the endpoint is down, not the task at fault: the batch stops
+            raise
         raw = (exc.raw_text or "")[:2000]
         return _unusable(f"the judge's reply could not be used: {exc}", time.monotonic() - t0,
                          log=f"last reply: {raw}" if raw else "")

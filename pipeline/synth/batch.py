@@ -27,6 +27,7 @@ from pipeline.verify.decontam import BenchmarkIndex
 from pipeline.verify.run import verify_bundle
 from workbench.config import workspace_allows_network
 from workbench.llm.budget import BudgetExceeded
+from workbench.llm.client import LLMCallError
 from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle, write_bundle
@@ -96,9 +97,10 @@ class SynthBatch:
         self.base_image = base_image_name()
         self.tools = SynthTools(engine=engine, base_image=self.base_image, benchmark=benchmark,
                                 allow_network=allow_network, stop=stop, run_id=run_id)
-        # The budget is spent: take no more paths, but let running ones finish and keep what they
-        # make (unlike `stop`, which kills containers, so whatever runs then proves nothing).
-        self.budget_spent = threading.Event()
+        # Why the batch halted (the budget is spent: take no more paths, but let running ones
+        # finish and keep what they make, unlike `stop`, which kills containers; or the LLM
+        # endpoint failed); None while it goes on.
+        self.halted: str | None = None
         self.report = SynthReport(run_id, provider=synthesizer.provider)
         self._lock = threading.Lock()
         self._task_locks: dict[str, threading.Lock] = {}
@@ -111,6 +113,12 @@ class SynthBatch:
         if self.progress:
             self.progress(snapshot)
 
+    def halt(self, why: str) -> bool:
+        """Take no more paths, for `why` ("budget" or what failed); True for the first halt."""
+        with self._lock:
+            first, self.halted = self.halted is None, self.halted or why
+        return first
+
     def _fail(self, path_id: str, error: str, task_id: str | None = None) -> None:
         store.set_path_stage(self.ws.db, self.run_id, path_id, "failed", task_id=task_id, error=error[:2000])
         self._tick(failed=1)
@@ -121,7 +129,7 @@ class SynthBatch:
                 self.report.timings[k] = self.report.timings.get(k, 0.0) + float(timings.get(k, 0.0))
 
     def process(self, path: PathContext) -> None:
-        if self.stop.is_set() or self.budget_spent.is_set():
+        if self.stop.is_set() or self.halted:
             return
         try:
             task_id = self.synthesizer.task_id(path, self.seed)
@@ -152,7 +160,13 @@ class SynthBatch:
         try:
             outcome = self.synthesizer.synthesize(path, self.seed, self.tools)
         except BudgetExceeded:
-            self.budget_spent.set()    # this path stays unfinished: resume does it again (cached replies)
+            self.halt("budget")        # this path stays unfinished: resume does it again (cached replies)
+            return
+        except LLMCallError as exc:
+            if not exc.endpoint_fault:
+                self._fail(path_id, f"synthesis failed: {exc.__class__.__name__}: {exc}")
+            elif self.halt(f"the LLM endpoint failed ({exc.error_class}: {str(exc)[:300]})"):
+                self.stop.set()        # nothing more can be asked of it: the paths in flight stop too
             return
         except Exception as exc:  # a recipe or synthesizer bug must not sink the batch; it is recorded
             if not self.stop.is_set():
@@ -329,7 +343,7 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
             repair_store.refresh_costs(ws.db, run_id)
     report.cost_usd = opened.cost_usd
     cap = budget_usd if budget_usd is not None else opened.cap_usd
-    _finish(ws, report, stop, batch.budget_spent.is_set(), cap, notes)
+    _finish(ws, report, stop, batch.halted, cap, notes)
     return report
 
 
@@ -348,11 +362,11 @@ def _attach_sampled(ws: Workspace, run_id: str, run: dict) -> list[str]:
     return [sampled.note] if sampled.note else []
 
 
-def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, budget_spent: bool,
+def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, halted: str | None,
             cap: float | None, notes: list[str]) -> None:
     """The whole run's counts into the report, and its status and message into the store."""
     run_id = report.run_id
-    status = "cancelled" if stop.is_set() or budget_spent else "finished"
+    status = "cancelled" if stop.is_set() or halted else "finished"
     report.status = status
     report.take_counts(store.run_summary(ws.db, run_id))
     report.near_duplicates = store.near_duplicates(ws.db, run_id)[["task_id", "name", "duplicate_of"]].to_dict("records")
@@ -362,9 +376,12 @@ def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, budget_sp
     counts = (f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
               + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
               + (f", {no_recipe} with a skill no offline recipe honours" if no_recipe else ""))
-    if budget_spent and not stop.is_set():
+    if halted == "budget" and not stop.is_set():
         spent = f"budget of {_usd(cap)}" if cap is not None else "the LLM budget"
         message = f"{spent} spent; resume to finish ({counts})"
+        report.notes.append(message)
+    elif halted:
+        message = f"stopped: {halted}; resume to finish once it answers ({counts})"
         report.notes.append(message)
     else:
         message = counts + (" (stopped; resume to finish)" if stop.is_set() else "")

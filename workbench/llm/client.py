@@ -35,12 +35,25 @@ _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeo
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
+# Errors of the endpoint, not of one request (down, overloaded past the retries, a wrong key
+# or model): every later call would fail the same way, so a batch stops instead of failing
+# each of its items (and resume finishes once the endpoint is back).
+ENDPOINT_FAULTS = frozenset({"APIConnectionError", "APITimeoutError", "InternalServerError", "RateLimitError",
+                             "AuthenticationError", "PermissionDeniedError", "NotFoundError",
+                             "APIResponseValidationError", "JSONDecodeError"})
+
+
 class LLMCallError(RuntimeError):
     def __init__(self, message: str, *, error_class: str, attempts: int, raw_text: str | None = None):
         super().__init__(message)
         self.error_class = error_class
         self.attempts = attempts
         self.raw_text = raw_text
+
+    @property
+    def endpoint_fault(self) -> bool:
+        """The endpoint failed (see ENDPOINT_FAULTS), not this request."""
+        return self.error_class in ENDPOINT_FAULTS
 
 
 class StructuredOutputError(LLMCallError):

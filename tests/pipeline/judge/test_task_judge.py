@@ -8,6 +8,7 @@ import pytest
 from pipeline.judge import task_judge
 from pipeline.synth.compose import PathStep
 from pipeline.synth.llm.calls import LLMCaller
+from workbench.llm.client import LLMCallError
 from pipeline.synth.protocol import PathContext, StepContext
 from pipeline.synth.skill_fit import SkillParts
 from tests.helpers import SUM_SENTENCE, sum_bundle
@@ -160,6 +161,19 @@ def test_a_spent_budget_stops_the_batch_instead_of_counting_as_a_verdict(workspa
         finally:
             caller.close()
         assert srv.stats.chat_requests == 1
+
+
+def test_an_endpoint_that_is_down_is_raised_for_the_batch_not_judged_a_reject(workspace):
+    srv = ReplayServer().start()
+    settings = make_settings(srv, max_retries=0)
+    srv.stop()                                                  # nobody answers on its port any more
+    caller = LLMCaller(open_client(workspace, settings, batch_id=RUN_ID))
+    try:
+        with pytest.raises(LLMCallError) as err:
+            task_judge.judge_task(caller, sum_bundle(), PATH, item=TASK_ID)
+    finally:
+        caller.close()
+    assert err.value.endpoint_fault and err.value.error_class == "APIConnectionError"
 
 
 def test_the_bundle_cannot_close_the_block_it_is_quoted_in():

@@ -55,3 +55,28 @@ def test_budget_stops_an_llm_batch_and_resume_finishes_from_the_cache(graph_work
     t = second.timings
     assert t["llm_s"] > 0 and t["docker_s"] > 0 and t["total_s"] >= t["llm_s"] + t["docker_s"] - 1e-6
     assert second.cost_usd > 0
+
+
+def test_an_endpoint_that_is_down_stops_the_batch_and_resume_finishes_once_it_answers(graph_workspace, monkeypatch):
+    """Every path would fail the same way: the batch stops at the first endpoint failure, marks
+    no path failed, says why, and a resume once the endpoint answers does the work."""
+    ws = graph_workspace
+    srv = ReplayServer(latency_s=0.05).start()
+    url = srv.base_url
+    srv.stop()                                            # a port nobody answers on any more
+    monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", url)
+    monkeypatch.setenv("WORKBENCH_LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv(SOLVE_TIMEOUT_ENV, "60")
+    first = run_synth(ws, n_paths=3, seed=2, concurrency=1, provider="llm")
+    assert first.status == "cancelled" and first.failed == 0 and first.verified == 0, first.as_dict()
+    message = store.get_run(ws.db, first.run_id)["message"]
+    assert message.startswith("stopped: the LLM endpoint failed (APIConnectionError"), message
+    assert "resume to finish" in message
+    assert store.run_failures(ws.db, first.run_id).empty     # nothing recorded as the paths' own fault
+
+    with ReplayServer(latency_s=0.05) as back:
+        back.add_rule(ScriptedSynthesis(ws, base_image=base_image_name()).rule())
+        monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", back.base_url)
+        second = run_synth(ws, resume=True)
+    assert second.status == "finished" and second.verified + second.failed == 3, second.as_dict()
+    assert second.accepted >= 1
