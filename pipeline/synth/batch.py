@@ -11,14 +11,11 @@ import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
-from pipeline.graph.sample_run import sample
 from pipeline.synth.context import path_contexts
+from pipeline.synth.run_record import TIMINGS, SynthReport, attach_sampled, finish, start_from_finished
 from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
 from pipeline.synth.protocol import PathContext, Synthesizer, SynthTools
 from pipeline.synth.providers import OpenSynthesizer, check_provider, open_synthesizer
@@ -37,50 +34,6 @@ from workbench.store import tasks as store
 from workbench.workspace import Workspace
 
 Progress = Callable[[dict], None]
-NO_RECIPE = "no offline recipe"   # how a path failed by a skill the library cannot honour is recorded
-# Summed over the run's paths (thread-seconds, not wall time): waiting on the LLM and on Docker
-# as the synthesizer (or the batch's own verification) measured them; total_s is each path's
-# whole time in the batch, so total - llm - docker is our own code.
-TIMINGS = ("llm_s", "docker_s", "total_s")
-
-
-@dataclass
-class SynthReport:
-    """A run's outcome. The counts cover the whole run, every resumed part included
-    (`reused` and `seconds` are this process's); `near_duplicates` lists the run's tasks
-    that repeat another of its tasks (same recipe chain and step text). `timings` sums what
-    each path spent waiting on the LLM, on Docker and in all (this process's paths; with
-    several at once they add up to more than `seconds`); `cost_usd` is this process's LLM spend."""
-    run_id: str
-    status: str = "running"
-    provider: str = "offline"
-    concurrency: int = DEFAULT_CONCURRENCY
-    sampled: int = 0
-    synthesized: int = 0
-    verified: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    failed: int = 0
-    reused: int = 0
-    seconds: float = 0.0
-    reasons: dict[str, int] = field(default_factory=dict)
-    near_duplicates: list[dict] = field(default_factory=list)   # task_id, name, duplicate_of
-    failures: list[dict] = field(default_factory=list)          # path_id, error: paths that gave no task
-    notes: list[str] = field(default_factory=list)              # e.g. fewer distinct paths than asked
-    timings: dict[str, float] = field(default_factory=lambda: dict.fromkeys(TIMINGS, 0.0))
-    cost_usd: float = 0.0
-
-    def as_dict(self) -> dict:
-        return {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
-                for k, v in self.__dict__.items()}
-
-    def take_counts(self, summary: dict) -> None:
-        """Counts of the whole run from `store.run_summary`."""
-        for k in ("sampled", "synthesized", "verified", "accepted", "rejected", "failed"):
-            setattr(self, k, summary[k])
-        self.reasons = dict(summary["reasons"])
-
-
 class SynthBatch:
     """Runs one synthesizer over a run's paths, `concurrency` at a time, and stores what it
     hands back. It only calls the `Synthesizer` protocol: `task_id` first (finished tasks are
@@ -182,7 +135,7 @@ class SynthBatch:
                     repair_store.save_attempts(self.ws.db, task_id, [a.model_dump() for a in outcome.attempts])
                 except repair_store.AttemptError:
                     pass   # the path's failure below is the record that counts
-            self._fail(path_id, outcome.error or "synthesis gave no task and no reason")   # NO_RECIPE kept as is
+            self._fail(path_id, outcome.error or "synthesis gave no task and no reason")   # run_record.NO_RECIPE kept as is
             return
         if task.task_id != task_id:   # resume skips by the announced id: a different one would redo it forever
             self._fail(path_id, f"synthesizer {self.synthesizer.provider!r} announced task id {task_id} "
@@ -320,7 +273,7 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         else:
             store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
         run = store.get_run(ws.db, run_id)
-    notes = _attach_sampled(ws, run_id, run)
+    notes = attach_sampled(ws, run_id, run)
     work = path_contexts(ws, store.run_path_ids(ws.db, run_id))
     opened: OpenSynthesizer | None = None
     try:
@@ -330,7 +283,7 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
         batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop,
                            synthesizer=opened.synthesizer, allow_network=allow_network)
         batch.report.concurrency, batch.report.notes = batch.concurrency, list(notes)
-        _start_from_finished(batch.report, store.run_summary(ws.db, run_id))
+        start_from_finished(batch.report, store.run_summary(ws.db, run_id))
         report = batch.run(work)
     except BaseException as exc:
         engine.kill_all()
@@ -343,65 +296,5 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
             repair_store.refresh_costs(ws.db, run_id)
     report.cost_usd = opened.cost_usd
     cap = budget_usd if budget_usd is not None else opened.cap_usd
-    _finish(ws, report, stop, batch.halted, cap, notes)
+    finish(ws, report, stop, batch.halted, cap, notes)
     return report
-
-
-def _attach_sampled(ws: Workspace, run_id: str, run: dict) -> list[str]:
-    """Sample the run's paths unless it has them (resume); returns the sampler's notes."""
-    if run.get("batch_id"):
-        return []
-    lo, hi = _stored_len(run.get("min_len"), MIN_LEN), _stored_len(run.get("max_len"), MAX_STEPS)
-    try:
-        sampled = sample(ws, run["sampler"], int(run["n_paths"]), int(run["seed"]), min_len=lo, max_len=hi)
-    except Exception as exc:
-        store.set_run_status(ws.db, run_id, "failed", f"sampling failed: {exc}")
-        raise ValueError(f"sampling failed: {exc} (build the graph first: `workbench graph build`)") from exc
-    from workbench.store import graph as graph_store
-    store.attach_paths(ws.db, run_id, sampled.batch_id, graph_store.batch_path_ids(ws.db, sampled.batch_id))
-    return [sampled.note] if sampled.note else []
-
-
-def _finish(ws: Workspace, report: SynthReport, stop: threading.Event, halted: str | None,
-            cap: float | None, notes: list[str]) -> None:
-    """The whole run's counts into the report, and its status and message into the store."""
-    run_id = report.run_id
-    status = "cancelled" if stop.is_set() or halted else "finished"
-    report.status = status
-    report.take_counts(store.run_summary(ws.db, run_id))
-    report.near_duplicates = store.near_duplicates(ws.db, run_id)[["task_id", "name", "duplicate_of"]].to_dict("records")
-    failed_paths = store.run_failures(ws.db, run_id)
-    report.failures = failed_paths[["path_id", "error"]].to_dict("records")
-    no_recipe = int(failed_paths["error"].fillna("").str.startswith(NO_RECIPE).sum())
-    counts = (f"{report.accepted} accepted, {report.rejected} rejected, {report.failed} failed"
-              + (f", {len(report.near_duplicates)} near-duplicate" if report.near_duplicates else "")
-              + (f", {no_recipe} with a skill no offline recipe honours" if no_recipe else ""))
-    if halted == "budget" and not stop.is_set():
-        spent = f"budget of {_usd(cap)}" if cap is not None else "the LLM budget"
-        message = f"{spent} spent; resume to finish ({counts})"
-        report.notes.append(message)
-    elif halted:
-        message = f"stopped: {halted}; resume to finish once it answers ({counts})"
-        report.notes.append(message)
-    else:
-        message = counts + (" (stopped; resume to finish)" if stop.is_set() else "")
-    store.set_run_status(ws.db, run_id, status, message + "".join(f"; {n}" for n in notes))
-
-
-def _usd(x: float) -> str:
-    """$2, $0.25, $0.00001: as many decimals as the amount needs (up to millionths)."""
-    return "$" + (f"{x:.6f}".rstrip("0").rstrip(".") or "0")
-
-
-def _stored_len(value, default: int) -> int:
-    """A run's stored path length; runs made before lengths were stored have none."""
-    return default if value is None or pd.isna(value) else int(value)
-
-
-def _start_from_finished(report: SynthReport, summary: dict) -> None:
-    """A resumed run's progress starts from the paths already finished (paths cut short
-    before are done again, so only final outcomes are carried over)."""
-    report.sampled = summary["sampled"]
-    for k in ("verified", "accepted", "rejected", "failed"):
-        setattr(report, k, summary[k])
-    report.synthesized = summary["verified"]

@@ -6,7 +6,8 @@ import threading
 
 from analysis.synth_fidelity import category_coverage, fidelity_figures
 from pipeline.graph.sample_run import sample
-from pipeline.synth.batch import NO_RECIPE, SynthBatch
+from pipeline.synth.batch import SynthBatch
+from pipeline.synth.run_record import NO_RECIPE
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.offline import OfflineSynthesizer
