@@ -191,7 +191,11 @@ def _make_build(ctx: StepContext, a: Artifact) -> Fragment:
         Check(f"Make the outputs depend on `{a.path}` and on `tools/tojson.py`, so that a change to either triggers a rebuild.",
               [("deps", tmp + f"assert run(['make', '-q', '-C', d + '/b']).returncode == 0\n"
                               f"assert run(['make', '-q', '-C', d + '/b', '-W', {a.path!r}]).returncode != 0\n"
-                              f"tool = Path(d + '/b/tools/tojson.py')\nos.utime(tool, (tool.stat().st_atime, tool.stat().st_mtime + 3600))\n"
+                              f"tool = Path(d + '/b/tools/tojson.py')\n"
+                              # an hour past the newest file, not past the tool's own mtime: an image built
+                              # over an hour before the run has a tool older than the outputs by more
+                              f"newest = max(p.stat().st_mtime for p in Path(d + '/b').rglob('*') if p.is_file())\n"
+                              f"os.utime(tool, (tool.stat().st_atime, newest + 3600))\n"
                               f"assert run(['make', '-q', '-C', d + '/b']).returncode != 0")]),
         Check("Add a `clean` target that deletes the `dist` folder, after which `make` rebuilds everything.",
               [("clean", tmp + f"assert run(['make', '-C', d + '/b', 'clean']).returncode == 0\n"
