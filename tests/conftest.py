@@ -89,6 +89,14 @@ def pytest_collection_modifyitems(config, items):
         item.add_marker(skip)
 
 
+@pytest.fixture(scope="module")
+def engine():
+    """A real Docker engine shared by a module's tests; none of their containers may outlive them."""
+    e = Engine()
+    yield e
+    assert e.orphaned_containers() == []
+
+
 @pytest.fixture(scope="session", autouse=True)
 def no_sandbox_container_outlives_the_suite():
     """After the whole run, no container made by this run may be left on the engine (those

@@ -15,13 +15,6 @@ from workbench.sandbox.engine import (EXPIRES_LABEL, LABEL, OWNER_LABEL, SESSION
 pytestmark = pytest.mark.docker
 
 
-@pytest.fixture(scope="module")
-def engine():
-    e = Engine()
-    yield e
-    assert e.orphaned_containers() == []
-
-
 def _live(engine):
     return engine.orphaned_containers()
 

@@ -5,17 +5,10 @@ import time
 import pytest
 
 from workbench.sandbox.base_image import base_image_name
-from workbench.sandbox.engine import LABEL, Engine, Limits
+from workbench.sandbox.engine import LABEL, Limits
 from workbench.sandbox.session import SessionStopped
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture(scope="module")
-def engine():
-    e = Engine()
-    yield e
-    assert e.orphaned_containers() == []
 
 
 def _exists(engine, cid: str) -> bool:

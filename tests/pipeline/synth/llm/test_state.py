@@ -9,17 +9,10 @@ import pytest
 
 from pipeline.synth.llm.state import (HEAD_LINES, MAX_HEADS, ContainerState, diff_states, read_state)
 from workbench.sandbox.base_image import base_image_name
-from workbench.sandbox.engine import Engine, Limits
+from workbench.sandbox.engine import Limits
 from workbench.sandbox.session import TreeEntry
 
 docker = pytest.mark.docker
-
-
-@pytest.fixture(scope="module")
-def engine():
-    e = Engine()
-    yield e
-    assert e.orphaned_containers() == []
 
 
 @contextmanager
