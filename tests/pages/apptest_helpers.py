@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from pipeline.synth import jobs
 from workbench.config import REPO_ROOT
 
 PAGES = REPO_ROOT / "pages"
@@ -54,3 +56,21 @@ def button(at, key: str):
 
 def metric(at, label: str) -> str:
     return next(m.value for m in at.metric if m.label == label)
+
+
+def codes(at) -> list[str]:
+    return [c.value for c in at.code]
+
+
+def wait_for_exit(ws, run) -> None:
+    """The launched batch process ends by itself (a workspace without a graph has nothing to
+    sample); cancelled if it does not, so no test leaves it running."""
+    pid = int(run["pid"])
+    deadline = time.monotonic() + 120
+    while jobs.is_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    try:
+        assert not jobs.is_alive(pid), "the batch process did not end on a workspace without a graph"
+    finally:
+        if jobs.is_alive(pid):
+            jobs.cancel(ws, run["run_id"])

@@ -7,15 +7,12 @@ import json
 import shutil
 import signal
 import subprocess
-import time
 
 from pipeline.synth import jobs
-from tests.pages.apptest_helpers import button, chart, frame, metric, open_page, plotly_array
-from tests.pages.repairs_fixture import LLM_RUN_ID, add_llm_run
+from tests.pages.apptest_helpers import (button, chart, codes, frame, metric, open_page, plotly_array,
+                                         wait_for_exit)
 from tests.pages.synth_fixture import (CANCELLED_RUN_ID, FUNNEL, ORACLE_FAILURE, RUN_ID, add_cancelled_run,
                                       make_synth_fixture)
-from workbench.llm.replay_server import ReplayServer
-from workbench.llm.settings import save_settings
 from workbench.store import tasks as store
 
 
@@ -23,10 +20,6 @@ from workbench.store import tasks as store
 def _shown(at) -> int:
     text = next(m.value for m in at.markdown if m.value.startswith("**") and " tasks**" in m.value)
     return int(text.strip("*").split()[0])
-
-
-def _codes(at) -> list[str]:
-    return [c.value for c in at.code]
 
 
 def _progress(at) -> list[str]:
@@ -118,16 +111,16 @@ def test_selecting_a_task_shows_its_files_and_check_logs(graph_workspace, monkey
     tree = frame(at, "path", "size", "kind", "language")
     assert sorted(tree["path"]) == sorted(target.files)
     assert tree["path"].tolist()[:3] == ["instruction.md", "task.toml", "environment/Dockerfile"]
-    codes = {c.value: c.language for c in at.code}  # st.code drops the final newline
+    langs = {c.value: c.language for c in at.code}  # st.code drops the final newline
     for path, text in target.files.items():
-        assert text.rstrip("\n") in codes, path
-    assert codes[target.files["environment/Dockerfile"].rstrip()] == "docker"
-    assert codes[target.files["tests/test_outputs.py"].rstrip()] == "python"
-    assert codes[target.files["solution/solve.sh"].rstrip()] == "bash"
+        assert text.rstrip("\n") in langs, path
+    assert langs[target.files["environment/Dockerfile"].rstrip()] == "docker"
+    assert langs[target.files["tests/test_outputs.py"].rstrip()] == "python"
+    assert langs[target.files["solution/solve.sh"].rstrip()] == "bash"
     # every check with its log; the failed oracle's per-test outcomes, failures first
-    logs = [c for c in _codes(at) if "NOISY-ORACLE-LOG" in c]
+    logs = [c for c in codes(at) if "NOISY-ORACLE-LOG" in c]
     assert len(logs) == 1 and "1 failed, 1 passed" in logs[0]
-    assert any("Step 1/4 : FROM workbench-base" in c for c in _codes(at))
+    assert any("Step 1/4 : FROM workbench-base" in c for c in codes(at))
     outcomes = [df.value for df in at.dataframe if "outcome" in df.value.columns]
     assert len(outcomes) == 2  # build reports no tests; no-op and oracle do
     noop, oracle = outcomes
@@ -263,7 +256,7 @@ def test_synthesis_page_lists_runs_and_the_progress_of_a_finished_run(graph_work
     assert not [b for b in at.button if b.key == "synth_cancel"]  # nothing to cancel
     # The fixture's run has no log file (as a demo-build or CLI run): the page says so instead of
     # showing an empty log as if output were still to come.
-    assert "(no output yet)" not in _codes(at)
+    assert "(no output yet)" not in codes(at)
     assert any("keeps no log file" in c.value and "runs/demo-build.log" in c.value for c in at.caption)
     # the path that gave no task is listed with why
     failures = frame(at, "path_id", "error")
@@ -279,7 +272,7 @@ def test_a_run_whose_process_died_is_shown_interrupted_with_the_resume_hint(work
     at = open_page(ws, monkeypatch, "synthesis.py")
     assert frame(at, "run_id", "status")["status"].tolist() == ["interrupted"]
     assert any(w.value.startswith(f"Interrupted: the batch process ({proc.pid}) is gone") for w in at.warning)
-    assert f"workbench synth --workspace {ws.root} --resume --run-id synth-dead01" in _codes(at)
+    assert f"workbench synth --workspace {ws.root} --resume --run-id synth-dead01" in codes(at)
     assert store.get_run(ws.db, "synth-dead01")["status"] == "running"  # the page only reads
 
 
@@ -300,7 +293,7 @@ def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspac
                    for i in at.info)
         assert _progress(at)[:3] == ["paths sampled: 5 / 5", "paths through synthesis: 2 / 5",
                                      "paths through verification: 1 / 5"]
-        assert any("LIVE-LOG-LINE" in c for c in _codes(at))
+        assert any("LIVE-LOG-LINE" in c for c in codes(at))
         button(at, "synth_cancel").click().run()
         assert not at.exception, at.exception
         assert any(w.value.startswith("Cancel requested") for w in at.warning)
@@ -309,20 +302,6 @@ def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspac
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-
-
-def _wait_for_exit(ws, run) -> None:
-    """The launched batch process ends by itself (a workspace without a graph has nothing to
-    sample); cancelled if it does not, so no test leaves it running."""
-    pid = int(run["pid"])
-    deadline = time.monotonic() + 120
-    while jobs.is_alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.5)
-    try:
-        assert not jobs.is_alive(pid), "the batch process did not end on a workspace without a graph"
-    finally:
-        if jobs.is_alive(pid):
-            jobs.cancel(ws, run["run_id"])
 
 
 def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspace, monkeypatch):
@@ -341,7 +320,7 @@ def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspa
     assert (run["sampler"], int(run["n_paths"]), int(run["seed"]), run["provider"]) == ("random-walk", 3, 5, "offline")
     assert any(s.value == f"Started run {run['run_id']} in the background." for s in at.success)
     assert at.selectbox(key="synth_run").value == run["run_id"]
-    _wait_for_exit(ws, run)
+    wait_for_exit(ws, run)
     at.run()
     assert not at.exception, at.exception
     status = frame(at, "run_id", "status")["status"].iloc[0]
@@ -349,91 +328,6 @@ def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspa
     if status == "failed":
         assert any(e.value.startswith("Failed: ") for e in at.error)
     else:
-        assert f"workbench synth --workspace {ws.root} --resume --run-id {run['run_id']}" in _codes(at)
+        assert f"workbench synth --workspace {ws.root} --resume --run-id {run['run_id']}" in codes(at)
     log = jobs.log_tail(ws, run["run_id"])
-    assert log.strip() and log.rstrip("\n") in _codes(at)
-
-
-# --- Synthesis page, LLM provider ------------------------------------------------------------------
-
-def _endpoint(ws, monkeypatch, base_url: str, budget_usd: float | None = 3.0) -> None:
-    """The workspace's endpoint as the Settings page saves it; none from the environment."""
-    for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "WORKBENCH_LLM_BUDGET_USD", "OPENAI_API_KEY"):
-        monkeypatch.delenv(var, raising=False)
-    save_settings(ws.root, base_url=base_url, model="gpt-4o-mini", concurrency=4, budget_usd=budget_usd)
-
-
-def test_with_an_endpoint_the_llm_synthesizer_launches_an_llm_batch_with_its_budget(workspace, monkeypatch):
-    """The radio is enabled once an endpoint is configured; Launch starts `workbench synth
-    --provider llm --budget-usd X` (with no graph to sample from, the process ends at once,
-    before any LLM call)."""
-    ws = workspace
-    with ReplayServer() as srv:
-        _endpoint(ws, monkeypatch, srv.base_url)
-        at = open_page(ws, monkeypatch, "synthesis.py")
-        provider, budget = at.radio(key="synth_provider"), at.number_input(key="synth_budget")
-        assert not provider.disabled and not budget.disabled
-        assert budget.value == 3.0  # the workspace's budget cap per batch is the default
-        assert not any("none is configured" in i.value for i in at.info)
-        assert any(c.value.endswith(f"LLM: planner and constructor through {srv.base_url} (model gpt-4o-mini), "
-                                    "with routed repairs.") for c in at.caption)
-        provider.set_value("llm")
-        budget.set_value(1.5)
-        at.number_input(key="synth_paths").set_value(2)
-        button(at, "synth_launch").click().run()
-        assert not at.exception, at.exception
-        run = store.runs(ws.db).iloc[0]
-        assert (run["provider"], int(run["n_paths"])) == ("llm", 2)
-        assert frame(at, "run_id", "provider")["provider"].tolist() == ["llm"]
-        _wait_for_exit(ws, run)
-        log = jobs.log_tail(ws, run["run_id"])
-        assert "--provider llm" in log and "--budget-usd 1.5" in log, log
-        assert srv.stats.chat_requests == 0
-
-
-def test_an_llm_runs_live_view_shows_accepted_after_n_repairs(graph_workspace, monkeypatch):
-    ws = graph_workspace
-    llm = add_llm_run(ws, make_synth_fixture(ws))
-    at = open_page(ws, monkeypatch, "synthesis.py")
-    at.selectbox(key="synth_run").set_value(LLM_RUN_ID).run()
-    assert not at.exception, at.exception
-    fig = chart(at, f"repairs_funnel_{LLM_RUN_ID}")
-    assert [d["name"] for d in fig["data"]] == ["accepted", "rejected"] and fig["data"][0]["x"] == ["0", "1", "2"]
-    assert plotly_array(fig["data"][0]["y"]).tolist() == [1, 0, 1]
-    assert plotly_array(fig["data"][1]["y"]).tolist() == [0, 1, 0]
-    assert llm.given_up.verdict == "rejected"
-    # the offline run has no repairs to show
-    at.selectbox(key="synth_run").set_value(RUN_ID).run()
-    assert not [el for el in at.get("plotly_chart") if "repairs_funnel" in el.proto.id]
-
-
-def test_a_run_its_llm_budget_stopped_reads_cancelled_with_why_and_the_resume_command(workspace, monkeypatch):
-    """The batch's message says 'resume to finish': the page gives the command that does it."""
-    ws = workspace
-    store.create_run(ws.db, "synth-budget01", "inverse-frequency", 4, 0, "llm", 2, None)
-    store.set_run_status(ws.db, "synth-budget01", "cancelled",
-                         "budget of $0.01 spent; resume to finish (0 accepted, 0 rejected, 0 failed)")
-    at = open_page(ws, monkeypatch, "synthesis.py")
-    assert not at.exception, at.exception
-    assert [w.value for w in at.warning if w.value.startswith("Cancelled")] == [
-        "Cancelled: budget of $0.01 spent; resume to finish (0 accepted, 0 rejected, 0 failed). Finished tasks "
-        "are kept; resume the rest with:"]
-    assert f"workbench synth --workspace {ws.root} --resume --run-id synth-budget01" in _codes(at)
-
-
-def test_a_finished_run_whose_every_path_failed_is_no_green_success(workspace, monkeypatch):
-    """An LLM endpoint that is down fails every path; the run still ends 'finished', which the
-    page showed as a green success ('Finished. 0 accepted, 0 rejected, 2 failed')."""
-    ws = workspace
-    store.create_run(ws.db, "synth-down01", "inverse-frequency", 2, 0, "llm", 2, None)
-    store.attach_paths(ws.db, "synth-down01", "b", ["p1", "p2"])
-    for p in ("p1", "p2"):
-        store.set_path_stage(ws.db, "synth-down01", p, "failed",
-                             error="synthesis failed: LLMCallError: synth_plan/x: gave up after 6 attempts")
-    store.set_run_status(ws.db, "synth-down01", "finished", "0 accepted, 0 rejected, 2 failed")
-    at = open_page(ws, monkeypatch, "synthesis.py")
-    assert not at.exception, at.exception
-    assert not at.success
-    assert "Finished without a task: every path failed (0 accepted, 0 rejected, 2 failed); why is listed below." \
-        in [w.value for w in at.warning]
-    assert frame(at, "path_id", "error")["error"].str.contains("gave up after 6 attempts").all()
+    assert log.strip() and log.rstrip("\n") in codes(at)
