@@ -14,6 +14,7 @@ import time
 
 from pipeline.repair.route import exhausted_reason
 from pipeline.synth.compose import SynthesizedTask, step_category, task_slug
+from pipeline.synth.skill_fit import StepFidelity
 from pipeline.synth.llm import render
 from pipeline.synth.llm.calls import LLMCaller
 from pipeline.synth.llm.constructor import Draft, Exhausted, Stopped, Work
@@ -43,12 +44,18 @@ def near_duplicate_key(instruction_text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def task_bundle(d: Draft, *, path: PathContext, plan: Plan, seed: int, name: str, category: str, difficulty: str,
-                base_image: str, agent_timeout_s: float) -> TaskBundle:
-    """The bundle of a draft, with the task's metadata (fidelity read from its solve.sh)."""
-    names = [s.step.skill_name.strip() or s.step.skill_id for s in path.steps]
+def draft_fidelity(d: Draft, path: PathContext, plan: Plan) -> list[StepFidelity]:
+    """What each step of the draft uses of its skill, read from its solve.sh and what it made."""
     made = set(d.diff.changed_paths) if d.diff is not None else set()
-    fidelity = step_fidelities(path, plan, d.solution.solve_sh, made)
+    return step_fidelities(path, plan, d.solution.solve_sh, made)
+
+
+def task_bundle(d: Draft, *, path: PathContext, plan: Plan, seed: int, name: str, category: str,
+                difficulty: str, base_image: str, agent_timeout_s: float,
+                fidelity: list[StepFidelity] | None = None) -> TaskBundle:
+    """The bundle of a draft, with the task's metadata (`fidelity`: the draft's, when known already)."""
+    fidelity = draft_fidelity(d, path, plan) if fidelity is None else fidelity
+    names = [s.step.skill_name.strip() or s.step.skill_id for s in path.steps]
     meta = {"path_id": path.path_id, "seed": seed, "provider": LLMSynthesizer.provider,
             "skill_ids": list(dict.fromkeys(s.step.skill_id for s in path.steps)),
             "recipes": [recipe_of(n) for n in names],
@@ -116,8 +123,11 @@ class LLMSynthesizer:
         names = [s.step.skill_name.strip() or s.step.skill_id for s in path.steps]
         name = f"workbench/{task_slug(task_id, ['llm', *names])}"
 
+        fidelity: list[StepFidelity] = []   # of the draft last laid out: the task's, once verified
+
         def make_bundle(d: Draft) -> TaskBundle:
-            return task_bundle(d, path=path, plan=plan, seed=seed, name=name, category=category,
+            fidelity[:] = draft_fidelity(d, path, plan)
+            return task_bundle(d, path=path, plan=plan, fidelity=fidelity, seed=seed, name=name, category=category,
                                difficulty=difficulty, base_image=tools.base_image,
                                agent_timeout_s=self.agent_timeout_s(path))
 
@@ -125,10 +135,8 @@ class LLMSynthesizer:
             verified = verify_and_repair(work, draft, make_bundle, judge=self.judge)
         except Stopped:
             return done(task=None, attempts=work.attempts, error=STOPPED)
-        made = set(draft.diff.changed_paths) if draft.diff is not None else set()
-        solve = verified.bundle.text("solution/solve.sh")
         task = SynthesizedTask(bundle=verified.bundle, name=name, category=category, difficulty=difficulty,
                                recipes=[recipe_of(n) for n in names], task_id=task_id,
                                near_dup_key=near_duplicate_key(verified.bundle.text("instruction.md")),
-                               fidelity=step_fidelities(path, plan, solve, made))
+                               fidelity=list(fidelity))
         return done(task=task, checks=verified.checks, attempts=work.attempts, error=verified.error)
