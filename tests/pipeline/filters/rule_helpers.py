@@ -47,3 +47,10 @@ def assert_flagged(res, rule: str, skill: ParsedSkill, fragment: str) -> None:
 def assert_passes(res, rule: str) -> None:
     assert res.rule == rule
     assert res.outcome == Outcome.PASS, res.evidence
+
+
+def assert_fails_on(res, rule: str, skill, fragment: str) -> None:
+    """Failed, quoting the line with `fragment` (the description may come first)."""
+    assert res.rule == rule and res.outcome == Outcome.FAIL, res.evidence
+    assert f"line {line_of(skill, fragment)}:" in res.evidence and fragment in res.evidence
+    assert res.location.startswith("SKILL.md:")
