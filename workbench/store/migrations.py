@@ -346,6 +346,84 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE tasks ADD COLUMN cost_usd DOUBLE;      -- sum of llm_calls.cost_usd with item = task_id
         """,
     ),
+    (
+        8,
+        "rollouts: batches, one row per rollout and per test outcome, trajectory judgements, task events",
+        """
+        CREATE TABLE rollout_runs (
+            run_id VARCHAR PRIMARY KEY,
+            agent VARCHAR NOT NULL,             -- nop | oracle | ablation | terminus-2 | harbor:<agent>
+            model VARCHAR,
+            k INTEGER NOT NULL,                 -- rollouts per task
+            concurrency INTEGER NOT NULL,
+            n_tasks INTEGER NOT NULL,
+            params JSON NOT NULL,               -- what the batch was started with (temperature, task selection)
+            status VARCHAR NOT NULL,            -- pending | running | done | cancelled | failed
+            pid INTEGER,
+            message VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP
+        );
+        CREATE TABLE rollouts (
+            rollout_id VARCHAR PRIMARY KEY,     -- content key: bundle hash + agent config + sample
+            run_id VARCHAR,
+            task_id VARCHAR NOT NULL,
+            agent VARCHAR NOT NULL,
+            agent_label VARCHAR NOT NULL,       -- what pages show (ablation says it is a probe)
+            model VARCHAR,
+            sample INTEGER NOT NULL,
+            temperature DOUBLE NOT NULL,
+            source VARCHAR NOT NULL,            -- workbench | harbor
+            reward DOUBLE,
+            passed BOOLEAN NOT NULL,
+            failure_class VARCHAR,              -- NULL when passed; timeout | never_completed | parse_errors | ...
+            n_tests INTEGER NOT NULL,
+            n_failed INTEGER NOT NULL,
+            turns INTEGER NOT NULL,
+            parse_errors INTEGER NOT NULL,
+            prompt_tokens INTEGER NOT NULL,
+            completion_tokens INTEGER NOT NULL,
+            cost_usd DOUBLE NOT NULL,
+            agent_s DOUBLE NOT NULL,
+            verifier_s DOUBLE NOT NULL,
+            total_s DOUBLE NOT NULL,
+            overhead_ms_per_turn DOUBLE,
+            folder VARCHAR NOT NULL,            -- runs/<run_id>/rollouts/<rollout_id>, relative to the workspace
+            error VARCHAR,
+            details JSON NOT NULL,
+            created_at TIMESTAMP NOT NULL
+        );
+        CREATE TABLE rollout_tests (
+            rollout_id VARCHAR NOT NULL,
+            test_name VARCHAR NOT NULL,
+            outcome VARCHAR NOT NULL,           -- passed | failed | error | skipped
+            message VARCHAR,
+            PRIMARY KEY (rollout_id, test_name)
+        );
+        -- SETA's trajectory judge: tasks no rollout solved (pass rate 0 over >= 3 rollouts)
+        CREATE TABLE trajectory_judgements (
+            task_id VARCHAR NOT NULL,
+            judged_at TIMESTAMP NOT NULL,
+            verdict VARCHAR NOT NULL,           -- too_hard | design_flaw
+            reason VARCHAR NOT NULL,
+            evidence JSON NOT NULL,             -- consistent / sporadic failing tests, quotes
+            n_rollouts INTEGER NOT NULL,
+            model VARCHAR,
+            cost_usd DOUBLE NOT NULL,
+            PRIMARY KEY (task_id, judged_at)
+        );
+        -- Changes to the accepted set that can be undone: a design flaw withdraws a task, a user restores it
+        CREATE TABLE task_events (
+            task_id VARCHAR NOT NULL,
+            event_at TIMESTAMP NOT NULL,
+            event VARCHAR NOT NULL,             -- withdrawn | restored
+            source VARCHAR NOT NULL,            -- trajectory_judge | user
+            reason VARCHAR NOT NULL,
+            PRIMARY KEY (task_id, event_at)
+        );
+        ALTER TABLE tasks ADD COLUMN withdrawn BOOLEAN DEFAULT false;   -- the latest task_events row says withdrawn
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]

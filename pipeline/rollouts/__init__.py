@@ -1,0 +1,1 @@
+"""Rollout batches: agents on verified tasks, k samples each, through the trial path."""
