@@ -1,0 +1,27 @@
+"""Agent name -> Agent. Scripted agents need nothing; terminus-2 needs an LLM caller."""
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.agents.protocol import AGENTS, Agent
+
+
+def make_agent(name: str, *, model: str | None = None, temperature: float = 0.0, caller: Any = None,
+               max_turns: int | None = None) -> Agent:
+    """`caller`: the blocking LLM caller of the batch (pipeline.synth.llm.calls.LLMCaller) for
+    terminus-2; ignored by the scripted agents."""
+    if name == "nop":
+        from pipeline.agents.nop import NopAgent
+        return NopAgent()
+    if name == "oracle":
+        from pipeline.agents.oracle import OracleAgent
+        return OracleAgent()
+    if name == "ablation":
+        from pipeline.agents.ablation import AblationAgent
+        return AblationAgent()
+    if name == "terminus-2":
+        from pipeline.agents.terminus2.agent import Terminus2Agent
+        if caller is None:
+            raise ValueError("agent 'terminus-2' needs an LLM endpoint (WORKBENCH_LLM_BASE_URL or the Settings page)")
+        return Terminus2Agent(caller=caller, model=model, temperature=temperature, max_turns=max_turns)
+    raise ValueError(f"agent {name!r}: choose one of {', '.join(AGENTS)}")
