@@ -1,0 +1,1 @@
+"""Agent trajectories: ATIF models, building, reading and Harbor's validation (atif.py)."""
