@@ -144,14 +144,12 @@ def file_bytes(spec: FileSpec, i: int = 0) -> bytes:
 
 # --- tests/test.sh ---------------------------------------------------------------------------
 
-_UNWEIGHTED_REWARD = ("if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; "
-                      "else echo 0 > /logs/verifier/reward.txt; fi\n")
+_UNWEIGHTED_REWARD = layout.REWARD_LINE
 # The weighted share of passing tests, from the JUnit XML pytest wrote (stdlib only; runs on the
 # verifier's own python, or the image's under Harbor). A weighted test absent from the XML (not
 # collected) earns nothing; a skipped one neither; parametrized cases share their test's weight;
-# pytest's own failure (exit code above 1) gives 0.
-_WEIGHTED_REWARD = r'''rc=$?
-"${PY[@]}" -I - "$rc" '%(weights)s' > /logs/verifier/reward.txt <<'PYEOF' || echo 0 > /logs/verifier/reward.txt
+# pytest's own failure (exit code above 1, kept in $rc by layout.TEST_SH) gives 0.
+_WEIGHTED_REWARD = r'''"${PY[@]}" -I - "$rc" '%(weights)s' > /logs/verifier/reward.txt <<'PYEOF' || echo 0 > /logs/verifier/reward.txt
 import json, re, sys, xml.etree.ElementTree as ET
 rc, weights = int(sys.argv[1]), json.loads(sys.argv[2])
 try:

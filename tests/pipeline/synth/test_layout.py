@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.layout import names_unmade, phrase, render_instruction
@@ -92,3 +94,68 @@ def test_instruction_and_test_docstrings_carry_the_same_wording():
     docs = re.findall(r'def test_\w+\(\):\n    """(.+?)"""', task.bundle.text("tests/test_outputs.py"))
     assert docs and all(d in text for d in docs)
     assert check_rubric(task.bundle).passed
+
+
+# --- tests/test.sh: CTRF beside the JUnit XML ------------------------------------------------------
+
+CTRF_TESTS_PY = '''import pytest
+
+
+def test_passes():
+    assert True
+
+
+def test_fails():
+    assert 1 == 2, "one is not two"
+
+
+def test_skipped():
+    pytest.skip("not here")
+'''
+
+
+def _run_runner(engine, test_sh: str) -> dict[str, bytes]:
+    """tests/test.sh as our verifier runs it (emptied /logs/verifier, the read-only toolchain, a
+    clean environment) in the base image; the files it left in /logs/verifier."""
+    from pipeline.verify import docker_checks, verifier_phase as phase
+    from tests.helpers import sum_bundle
+    from workbench.sandbox.task_toml import parse
+    bundle = sum_bundle(extra_files={"tests/test.sh": test_sh, "tests/test_outputs.py": CTRF_TESTS_PY})
+    cfg = parse(bundle.text("task.toml"))
+    built = engine.build(bundle.under("environment"), bundle.environment_hash(), 300)
+    assert built.ok, built.log[-2000:]
+    with docker_checks._sandbox(engine, built.image, docker_checks.limits_for(cfg), "test-ctrf") as box:
+        phase.prepare(box)
+        box.put(bundle.under("tests"), "/tests")
+        res = phase.run_test_sh(box, 120)
+        assert res.exit_code == 0, res.output[-2000:]
+        return {k.rsplit("/", 1)[-1]: v for k, v in box.read_files(phase.VERIFIER_DIR).items()}
+
+
+@pytest.mark.docker
+def test_the_runner_writes_ctrf_with_the_same_outcomes_as_the_junit_xml(engine):
+    import json
+
+    from pipeline.synth.layout import TEST_SH
+    from pipeline.synth.llm.models import TestsDraft
+    from pipeline.synth.llm.render import test_sh_for
+    from pipeline.verify.junit import parse_ctrf, parse_junit
+
+    files = _run_runner(engine, TEST_SH)
+    assert files["reward.txt"].strip() == b"0"
+    ctrf = json.loads(files["ctrf.json"])["results"]
+    assert ctrf["tool"] == {"name": "pytest"}
+    assert {k: ctrf["summary"][k] for k in ("tests", "passed", "failed", "skipped", "pending", "other")} == \
+        {"tests": 3, "passed": 1, "failed": 1, "skipped": 1, "pending": 0, "other": 0}
+    assert ctrf["summary"]["start"] <= ctrf["summary"]["stop"]
+    by_name = {t["name"]: t for t in ctrf["tests"]}
+    assert {n: t["status"] for n, t in by_name.items()} == {"test_passes": "passed", "test_fails": "failed",
+                                                          "test_skipped": "skipped"}
+    assert "one is not two" in by_name["test_fails"]["message"]
+    assert all(isinstance(t["duration"], int) and t["duration"] >= 0 for t in ctrf["tests"])
+    assert parse_ctrf(files["ctrf.json"]) == parse_junit(files["junit.xml"])   # one story in both files
+
+    # The weighted runner (LLM tasks) reads pytest's exit code after the CTRF step ran.
+    weighted = test_sh_for(TestsDraft(test_py=CTRF_TESTS_PY, weights={"test_passes": 3, "test_fails": 1}))
+    files = _run_runner(engine, weighted)
+    assert "ctrf.json" in files and float(files["reward.txt"]) == pytest.approx(3 / 5)   # skipped earns nothing
