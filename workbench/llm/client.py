@@ -78,6 +78,11 @@ def parse_structured(text: str, schema: type[BaseModel]) -> BaseModel:
     return schema.model_validate_json(m.group(1) if m else text)
 
 
+def is_sampled(params: dict | None) -> bool:
+    """Whether a call samples (temperature > 0): its answer is not reused from the cache."""
+    return float((params or {}).get("temperature") or 0) > 0
+
+
 def retry_after_seconds(exc: Exception) -> float | None:
     response = getattr(exc, "response", None)
     if response is None:
@@ -150,7 +155,10 @@ class LLMClient:
         key = cache_key(model=model, messages=messages, schema=schema_json, params=params,
                         template_version=template_version)
         t0 = time.perf_counter()
-        if self.cache is not None and (hit := self.cache.get(key)) is not None:
+        # A sampled call (temperature > 0) is one draw of k: a cached answer would make every
+        # draw the same, so it neither reads nor writes the cache.
+        cache = None if is_sampled(params) else self.cache
+        if cache is not None and (hit := cache.get(key)) is not None:
             parsed = parse_structured(hit.text, schema) if schema else None
             self._record(stage=stage, item=item, model=model, attempt=0, cache_hit=True,
                          latency_ms=(time.perf_counter() - t0) * 1000, template_version=template_version)
@@ -160,9 +168,9 @@ class LLMClient:
         async with sem:
             result = await self._complete_uncached(client, stage, item, list(messages), schema, schema_json,
                                                    params, template_version)
-        if self.cache is not None:
-            self.cache.put(key, stage, CachedResponse(result.text, result.prompt_tokens,
-                                                      result.completion_tokens, result.model))
+        if cache is not None:
+            cache.put(key, stage, CachedResponse(result.text, result.prompt_tokens,
+                                                 result.completion_tokens, result.model))
         return result
 
     async def _complete_uncached(self, client, stage, item, messages, schema, schema_json, params,

@@ -51,6 +51,21 @@ def test_cache_hit_makes_no_http_call(server, tmp_path, workspace):
     assert rows[0][2] > 0 and rows[1][2] == 0
 
 
+def test_sampled_calls_bypass_the_cache_so_k_samples_differ(server, tmp_path):
+    # k samples at temperature > 0: every draw goes to the endpoint and none is stored, or the
+    # cache would hand the first draw back k times; a temperature-0 call still caches.
+    draws = iter(f"draw {i}" for i in range(10))
+    server.add_rule(Rule(match="Which city", reply=lambda body: next(draws)))
+    client = _client(server, tmp_path)
+    hot = [_run(client.complete(stage="s", item="i", messages=MSG, params={"temperature": 0.7}))
+           for _ in range(3)]
+    assert [r.text for r in hot] == ["draw 0", "draw 1", "draw 2"] and not any(r.cached for r in hot)
+    assert client.cache.count() == 0 and server.stats.chat_requests == 3
+    cold = [_run(client.complete(stage="s", item="i", messages=MSG, params={"temperature": 0})) for _ in range(2)]
+    assert [r.text for r in cold] == ["draw 3", "draw 3"] and cold[1].cached
+    assert server.stats.chat_requests == 4
+
+
 def test_429_is_retried_after_the_retry_after_delay(server, tmp_path, workspace):
     server.inject("rate_limit", 1, retry_after=0.4)
     client = _client(server, tmp_path, workspace)
