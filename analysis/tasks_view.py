@@ -26,9 +26,12 @@ from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funn
 CHECKS = CHECK_NAMES   # verification order, defined once (workbench.models, re-exported by pipeline.verify.failures)
 CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes", "rubric": "rubric",
                 "decontam": "decontamination", "judge": "LLM judge"}
-VERDICTS = ("accepted", "rejected", "pending", "cancelled")
+# "withdrawn": accepted, then taken out of the accepted set (workbench.store.task_events; undoable)
+WITHDRAWN = "withdrawn"
+VERDICTS = ("accepted", "rejected", WITHDRAWN, "pending", "cancelled")
 VERIFIED = ("accepted", "rejected")
-VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828", "cancelled": "#9e9e9e"}
+VERDICT_COLORS = {"accepted": "#2e7d32", "pending": "#f9a825", "rejected": "#c62828", "cancelled": "#9e9e9e",
+                  WITHDRAWN: "#6d4c41"}
 ENDED_RUNS = ("cancelled", "failed")  # a run in one of these verifies nothing more until it is resumed
 OUTCOME_ORDER = {"failed": 0, "error": 1, "passed": 2, "skipped": 3}
 
@@ -64,24 +67,41 @@ def skill_options(tasks: pd.DataFrame, skills: pd.DataFrame) -> dict[str, str]:
 
 def with_shown_verdicts(tasks: pd.DataFrame) -> pd.DataFrame:
     """A pending task whose newest run has ended (cancelled or failed) waits for nothing: it
-    reads "cancelled" until a resume verifies it. Needs ``run_status`` (``tasks_frame``)."""
-    if tasks.empty or "run_status" not in tasks:
+    reads "cancelled" until a resume verifies it. Needs ``run_status`` (``tasks_frame``).
+    An accepted task that was withdrawn (``withdrawn``) reads "withdrawn"."""
+    if tasks.empty:
         return tasks
     out = tasks.copy()
-    out.loc[(out["verdict"] == "pending") & out["run_status"].isin(ENDED_RUNS), "verdict"] = "cancelled"
+    if "run_status" in out:
+        out.loc[(out["verdict"] == "pending") & out["run_status"].isin(ENDED_RUNS), "verdict"] = "cancelled"
+    if "withdrawn" in out:
+        out.loc[(out["verdict"] == "accepted") & out["withdrawn"].fillna(False).astype(bool), "verdict"] = WITHDRAWN
     return out
 
 
 def default_verdicts(tasks: pd.DataFrame) -> list[str]:
-    """The Verdict filter a page opens with: verified tasks only, when there are any."""
-    return list(VERIFIED) if len(tasks) and tasks["verdict"].isin(VERIFIED).any() else []
+    """The Verdict filter a page opens with: verified tasks only (withdrawn ones too, when there
+    are any), when there are any."""
+    if not (len(tasks) and tasks["verdict"].isin((*VERIFIED, WITHDRAWN)).any()):
+        return []
+    return list(VERIFIED) + ([WITHDRAWN] if (tasks["verdict"] == WITHDRAWN).any() else [])
 
 
 def hidden_unverified(tasks: pd.DataFrame, verdicts: Iterable[str]) -> int:
     """Unverified tasks that a Verdict filter of verified tasks only leaves out (0 for any other filter)."""
-    if set(verdicts) != set(VERIFIED) or tasks.empty:
+    if set(verdicts) - {WITHDRAWN} != set(VERIFIED) or tasks.empty:
         return 0
-    return int((~tasks["verdict"].isin(VERIFIED)).sum())
+    return int((~tasks["verdict"].isin((*VERIFIED, WITHDRAWN))).sum())
+
+
+def withdrawal_note(withdrawal: Mapping | None) -> str:
+    """What the Tasks page says of a withdrawn task: who took it out, when, and why."""
+    if not withdrawal:
+        return "Withdrawn from the accepted set."
+    who = "the trajectory judge" if withdrawal["source"] == "trajectory_judge" else "a person"
+    when = pd.Timestamp(withdrawal["event_at"]).strftime("%Y-%m-%d %H:%M")
+    return (f"Withdrawn from the accepted set by {who} on {when}: {withdrawal['reason']}. "
+            "It passed verification; rollouts and exports of the accepted set leave it out until it is restored.")
 
 
 def default_task(shown: pd.DataFrame) -> str | None:

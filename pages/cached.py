@@ -24,6 +24,7 @@ from workbench.store import repairs as repair_store
 from workbench.store import scenarios as scenario_store
 from workbench.store import skills as skill_store
 from workbench.store import status as status_store
+from workbench.store import task_events
 from workbench.store import tasks as task_store
 from workbench.store.connection import Database
 from workbench.workspace import Workspace
@@ -76,6 +77,8 @@ sample_batches = store_query(graph_store.sample_batches)
 tasks_frame = store_query(task_store.tasks_frame)
 task_runs = store_query(task_store.runs)
 checks_for = store_query(task_store.checks_for, max_entries=64)
+task_withdrawal = store_query(task_events.withdrawal, max_entries=64)
+task_history = store_query(task_events.history, max_entries=64)
 funnel_counts = store_query(task_store.funnel_counts, max_entries=32)
 calls_frame = store_query(llm_calls.calls_frame, max_entries=4)
 attempts_for = store_query(repair_store.attempts_for, max_entries=64)

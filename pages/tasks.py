@@ -10,6 +10,7 @@ from analysis.display import plain_log, text_or_missing
 from pages import cached
 from pages.shared import keep_picked, open_clicked_row, provider_note, workspace
 from workbench.sandbox.bundle import BundleError, read_bundle
+from workbench.store import task_events
 
 MAX_FILES_SHOWN = 60
 
@@ -107,6 +108,17 @@ st.caption(f"`{tid}` · made by the {t['provider']} synthesizer from path `{t['p
 attempts = cached.attempts_for(ws, tid)
 if t["verdict"] == "accepted":
     st.success("Accepted: every check passed.")
+elif t["verdict"] == tv.WITHDRAWN:
+    st.warning(tv.withdrawal_note(cached.task_withdrawal(ws, tid)))
+    if st.button("Undo: restore it to the accepted set", key=f"restore_{tid}"):
+        try:
+            task_events.restore(ws.db, tid, "user", "restored on the Tasks page")
+        except task_events.TaskEventError as exc:
+            st.error(str(exc))
+        else:
+            st.rerun()
+    with st.expander("Withdrawals and restores"):
+        st.dataframe(cached.task_history(ws, tid), hide_index=True, width="stretch", key=f"events_{tid}")
 elif t["verdict"] == "rejected":
     st.error(f"Rejected at **{t['failed_check']}**: {t['reason']}{rv.rejection_note(attempts)}")
 elif t["verdict"] == "cancelled":

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from workbench.sandbox.bundle import BundleError, check_relpath, read_bundle, write_bundle
 from workbench.sandbox.task_toml import parse as parse_task_toml
+from workbench.store.task_events import withdrawal
 from workbench.store.tasks import accepted_tasks, task_verdict
 from workbench.workspace import Workspace
 
@@ -117,6 +118,8 @@ def export_harbor(ws: Workspace, out: Path, task_ids: list[str] | None = None) -
         if row is None:
             verdict = task_verdict(ws.db, task_id)
             reason = "unknown task" if verdict is None else f"not accepted (verdict: {verdict})"
+            if verdict == "accepted" and (w := withdrawal(ws.db, task_id)):
+                reason = f"withdrawn from the accepted set by {w['source']}: {w['reason']}"
             report.skipped.append(SkippedTask(task_id, reason))
             continue
         try:

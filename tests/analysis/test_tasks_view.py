@@ -213,3 +213,18 @@ def test_pending_tasks_of_an_ended_run_read_cancelled_and_verified_ones_come_fir
     assert tv.default_task(shown.iloc[[0, 3]]) == "new" and tv.default_task(shown.iloc[:0]) is None
     assert tv.hidden_unverified(shown, ["rejected", "accepted"]) == 3
     assert tv.hidden_unverified(shown, ["accepted"]) == 0   # a filter the user chose says nothing extra
+
+
+def test_a_withdrawn_accepted_task_reads_withdrawn_and_is_listed_by_default():
+    t = pd.DataFrame({"task_id": ["a", "w", "r", "p"], "verdict": ["accepted", "accepted", "rejected", "pending"],
+                      "run_status": ["finished"] * 4, "withdrawn": [False, True, None, None]})
+    shown = tv.with_shown_verdicts(t)
+    assert shown["verdict"].tolist() == ["accepted", "withdrawn", "rejected", "pending"]
+    assert tv.default_verdicts(shown) == ["accepted", "rejected", "withdrawn"]
+    assert tv.default_verdicts(tv.with_shown_verdicts(t.assign(withdrawn=False))) == ["accepted", "rejected"]
+    assert tv.hidden_unverified(shown, ["accepted", "rejected", "withdrawn"]) == 1   # only the pending one
+    note = tv.withdrawal_note({"source": "trajectory_judge", "event_at": pd.Timestamp("2026-12-01 17:40"),
+                               "reason": "test_x wants a file never named"})
+    assert note.startswith("Withdrawn from the accepted set by the trajectory judge on 2026-12-01 17:40: "
+                           "test_x wants a file never named.")
+    assert "by a person" in tv.withdrawal_note({"source": "user", "event_at": pd.Timestamp(0), "reason": "r"})

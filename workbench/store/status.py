@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from workbench.store.connection import Database
+from workbench.store.task_events import accepted_set
 
 
 def _table_exists(con, name: str) -> bool:
@@ -42,7 +43,7 @@ def workspace_status(db: Database) -> dict:
             status["paths"]["total"] = int(con.execute("SELECT count(*) FROM paths").fetchone()[0])
         if _table_exists(con, "tasks"):
             total, accepted = con.execute(
-                "SELECT count(*), count(*) FILTER (WHERE verdict = 'accepted') FROM tasks").fetchone()
+                f"SELECT count(*), count(*) FILTER (WHERE {accepted_set()}) FROM tasks").fetchone()
             status["tasks"] = {"total": int(total), "accepted": int(accepted)}
         if _table_exists(con, "llm_calls"):
             calls, hits, cost = con.execute(

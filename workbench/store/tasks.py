@@ -12,6 +12,7 @@ import pandas as pd
 
 from workbench.models import CHECK_NAMES, CheckResult, TaskRecord
 from workbench.store.connection import Database
+from workbench.store.task_events import accepted_set
 
 # One funnel stage per check, in verification order (the build's stage keeps its name "built").
 CHECK_STAGES = {name: "built" if name == "build" else name for name in CHECK_NAMES}
@@ -193,7 +194,7 @@ def funnel_counts(db: Database, run_id: str | None = None) -> dict[str, int]:
                    chk AS (SELECT task_id, bool_or(check_name = 'build' AND passed) AS passed_build, {failed}
                            FROM task_checks GROUP BY task_id)
                SELECT count(*), count(rt.task_id), {counts},
-                      count(*) FILTER (WHERE t.verdict = 'accepted')
+                      count(*) FILTER (WHERE {accepted_set('t')})
                FROM rt LEFT JOIN chk USING (task_id) LEFT JOIN tasks t USING (task_id)""", params).fetchone()
     return dict(zip(FUNNEL, (int(v or 0) for v in row)))
 
@@ -208,8 +209,9 @@ def stage_counts(db: Database, run_id: str) -> dict[str, int]:
 
 
 def accepted_tasks(db: Database) -> pd.DataFrame:
+    """The accepted set (withdrawn tasks left out): task_id, name, bundle_dir, by name."""
     with db.read() as con:
-        return con.execute("SELECT task_id, name, bundle_dir FROM tasks WHERE verdict = 'accepted' "
+        return con.execute(f"SELECT task_id, name, bundle_dir FROM tasks WHERE {accepted_set()} "
                            "ORDER BY name").df()
 
 
@@ -256,7 +258,9 @@ def run_path_ids(db: Database, run_id: str) -> list[str]:
 # ---------------------------------------------------------------- run summaries, near-duplicates
 def run_summary(db: Database, run_id: str) -> dict:
     """Counts over every path of a run, whichever process did the work (a run resumed
-    three times is still one run), and the first failing check of its rejected paths."""
+    three times is still one run), and the first failing check of its rejected paths.
+    These are the run's verification outcomes: a task withdrawn later still counts as
+    accepted here (the accepted set, `accepted_set`, is what funnels and exports read)."""
     with db.read() as con:
         row = con.execute(
             """SELECT count(*), count(rt.task_id),

@@ -79,6 +79,17 @@ def test_export_refuses_unknown_and_not_accepted_tasks(workspace, tmp_path):
     assert "skipped 3" in report.summary()
 
 
+def test_a_withdrawn_task_is_not_exported_and_the_report_says_why(workspace, tmp_path):
+    from workbench.store import task_events
+    add_task(workspace, "t-a", sum_task("workbench/sum-a"), name="workbench/sum-a")
+    add_task(workspace, "t-w", sum_task("workbench/sum-w"), name="workbench/sum-w")
+    task_events.withdraw(workspace.db, "t-w", "trajectory_judge", "test_sum wants a file never named")
+    assert export_harbor(workspace, tmp_path / "all").slugs == ["sum-a"]
+    report = export_harbor(workspace, tmp_path / "one", task_ids=["t-w"])
+    assert {s.task_id: s.reason for s in report.skipped} == {
+        "t-w": "withdrawn from the accepted set by trajectory_judge: test_sum wants a file never named"}
+
+
 def test_export_path_safety(workspace, tmp_path):
     outside = tmp_path / "elsewhere"
     write_bundle(sum_task("workbench/sum-out"), outside / "sum-out")
