@@ -133,10 +133,10 @@ def _turn(step: dict, index: int) -> Turn:
     message = _text(step.get("message"))
     extra = step.get("extra") if isinstance(step.get("extra"), dict) else {}
     if source == "agent":
+        turn.analysis, turn.plan, turn.message = _split_message(message)
         if extra.get("analysis") is not None or extra.get("plan") is not None:
-            turn.analysis, turn.plan, turn.message = _text(extra.get("analysis")), _text(extra.get("plan")), message
-        else:
-            turn.analysis, turn.plan, turn.message = _split_message(message)
+            # our terminus-2 keeps the reply's fields whole in extra (the message has them joined)
+            turn.analysis, turn.plan = _text(extra.get("analysis")), _text(extra.get("plan"))
     else:
         turn.message = message
     turn.reasoning = _text(step.get("reasoning_content"))

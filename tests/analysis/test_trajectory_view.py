@@ -95,6 +95,14 @@ def test_analysis_and_plan_in_a_steps_extra_win_and_unknown_tools_are_listed():
     assert turn.calls == ['Edit {"file": "/a"}'] and turn.output == "ok\nalso"
 
 
+def test_our_terminus_steps_keep_analysis_and_plan_in_extra_and_the_joined_message_is_not_repeated():
+    doc = {"agent": {"name": "terminus-2"}, "steps": [
+        {"step_id": 1, "source": "agent", "message": "Analysis: a: b\nPlan: c", "llm_call_count": 1,
+         "extra": {"turn": 1, "analysis": "a: b", "plan": "c\nPlan: not a heading"}}]}
+    turn = tv.view_document(doc).turns[0]
+    assert (turn.analysis, turn.plan, turn.message) == ("a: b", "c\nPlan: not a heading", "")
+
+
 def test_long_texts_keep_head_and_tail_and_turns_are_bounded(monkeypatch):
     big = "H" * 10_000 + "middle" + "T" * 10_000
     assert tv.capped("short") == "short"
