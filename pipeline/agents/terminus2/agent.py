@@ -71,24 +71,33 @@ class Terminus2Agent:
             ep = run_episode(terminal, self._ask(ctx.trial_id, tpl.version), first, builder,
                              timeout_s=ctx.timeout_s, max_turns=self.max_turns, stop=ctx.stop)
         except SessionStopped as exc:      # the terminal never opened
-            ep = Episode(status="crashed", error=f"the container stopped: {exc}")
+            ep = Episode()
+            ep.result.status, ep.result.error = "crashed", f"the container stopped: {exc}"
         finally:
             if terminal is not None:
-                try:
-                    recording = terminal.recording()
-                except SessionStopped:
-                    pass
-                try:
-                    terminal.close()
-                except SessionStopped:
-                    pass
+                recording = _recording_and_close(terminal)
+        result = ep.result
         try:
-            trajectory = builder.finish(notes=f"status {ep.status}" + (f": {ep.error}" if ep.error else ""))
+            result.trajectory = builder.finish(
+                notes=f"status {result.status}" + (f": {result.error}" if result.error else ""))
         except TrajectoryError:             # nothing happened at all (no terminal)
-            trajectory = None
-        details = {**ep.details, "model": self.model, "temperature": self.temperature,
-                   "max_turns": self.max_turns, "prompt_version": tpl.version}
-        return AgentResult(status=ep.status, trajectory=trajectory, recording=recording, log=ep.log_text(),
-                           error=ep.error, turns=ep.turns, parse_errors=ep.parse_errors,
-                           prompt_tokens=ep.prompt_tokens, completion_tokens=ep.completion_tokens,
-                           cost_usd=ep.cost_usd, agent_s=time.monotonic() - t0, llm_s=ep.llm_s, details=details)
+            result.trajectory = None
+        result.recording, result.log = recording, ep.log_text()
+        result.agent_s = time.monotonic() - t0
+        result.details.update(model=self.model, temperature=self.temperature, max_turns=self.max_turns,
+                              prompt_version=tpl.version)
+        return result
+
+
+def _recording_and_close(terminal: Terminal) -> str:
+    """The asciinema recording ("" when the container is gone), and the tmux server stopped."""
+    recording = ""
+    try:
+        recording = terminal.recording()
+    except SessionStopped:
+        pass
+    try:
+        terminal.close()
+    except SessionStopped:
+        pass
+    return recording

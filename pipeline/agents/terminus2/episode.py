@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from pipeline.agents.protocol import AgentStatus
+from pipeline.agents.protocol import AgentResult
 from pipeline.agents.terminus2 import messages as msg
 from pipeline.agents.terminus2.parser import Command, Reply, ReplyError, parse_reply
 from pipeline.trajectories.atif import TrajectoryBuilder
@@ -39,18 +39,12 @@ Ask = Callable[[list[dict]], tuple[LLMResult, float]]     # messages -> (result,
 
 @dataclass
 class Episode:
-    status: AgentStatus = "never_completed"
-    error: str = ""
-    turns: int = 0
-    parse_errors: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    llm_s: float = 0.0
+    """The loop's tally: `result` is the AgentResult the agent hands back (the agent adds the
+    trajectory, recording, log and wall time); `messages` the conversation."""
+    result: AgentResult = field(default_factory=lambda: AgentResult(status="never_completed"))
     waited_s: float = 0.0
     messages: list[dict] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
-    details: dict[str, Any] = field(default_factory=dict)
 
     def log_text(self) -> str:
         text = "\n".join(self.log)
@@ -96,37 +90,38 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
     """`messages`: the first prompt (system + user, already rendered); the conversation grows on
     it. The builder gets one agent step per model reply."""
     ep = Episode(messages=messages)
+    r = ep.result
     clock, stop = _Clock(timeout_s), stop or threading.Event()
     pending_completion, errors_in_row = False, 0
     try:
         while True:
             if stop.is_set():
-                ep.status, ep.error = "stopped", "the batch was cancelled"
+                r.status, r.error = "stopped", "the batch was cancelled"
                 break
             if clock.left() <= 0:
-                ep.status, ep.error = "timeout", f"agent timeout of {timeout_s:g} s reached after {ep.turns} turns"
+                r.status, r.error = "timeout", f"agent timeout of {timeout_s:g} s reached after {r.turns} turns"
                 break
-            if ep.turns >= max_turns:
-                ep.status, ep.error = "never_completed", f"no confirmed task_complete in {max_turns} turns"
+            if r.turns >= max_turns:
+                r.status, r.error = "never_completed", f"no confirmed task_complete in {max_turns} turns"
                 break
             res, seconds = ask(ep.messages)
-            ep.turns += 1
-            ep.llm_s += seconds
-            ep.prompt_tokens += res.prompt_tokens
-            ep.completion_tokens += res.completion_tokens
-            ep.cost_usd += res.cost_usd
+            r.turns += 1
+            r.llm_s += seconds
+            r.prompt_tokens += res.prompt_tokens
+            r.completion_tokens += res.completion_tokens
+            r.cost_usd += res.cost_usd
             ep.messages.append({"role": "assistant", "content": res.text})
             try:
                 reply = parse_reply(res.text)
             except ReplyError as exc:
-                ep.parse_errors += 1
+                r.parse_errors += 1
                 errors_in_row += 1
                 feedback = msg.parse_error(exc)
-                ep.log.append(f"## turn {ep.turns}: unparseable reply\n{exc}")
+                ep.log.append(f"## turn {r.turns}: unparseable reply\n{exc}")
                 builder.agent(res.text[:_REPLY_CAP_CHARS], observation=feedback, metrics=_metrics(res, seconds),
-                              llm_call_count=1, model_name=res.model, extra={"turn": ep.turns, "parse_error": str(exc)})
+                              llm_call_count=1, model_name=res.model, extra={"turn": r.turns, "parse_error": str(exc)})
                 if errors_in_row >= MAX_PARSE_ERRORS_IN_ROW:
-                    ep.status, ep.error = "parse_errors", f"{errors_in_row} unparseable replies in a row: {exc}"
+                    r.status, r.error = "parse_errors", f"{errors_in_row} unparseable replies in a row: {exc}"
                     break
                 ep.messages.append({"role": "user", "content": feedback})
                 continue
@@ -139,31 +134,31 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
             else:
                 feedback = msg.observation(state, reply.warnings)
             pending_completion = reply.task_complete
-            ep.log.append(f"## turn {ep.turns}\n" + "".join(f"$ {c.keystrokes!r} (wait {c.duration:g} s)\n"
+            ep.log.append(f"## turn {r.turns}\n" + "".join(f"$ {c.keystrokes!r} (wait {c.duration:g} s)\n"
                                                           for c in reply.commands) + state)
-            builder.agent(f"Analysis: {reply.analysis}\nPlan: {reply.plan}", tool_calls=_tool_calls(ep.turns, reply),
+            builder.agent(f"Analysis: {reply.analysis}\nPlan: {reply.plan}", tool_calls=_tool_calls(r.turns, reply),
                           observation=feedback, metrics=_metrics(res, seconds), llm_call_count=1,
-                          model_name=res.model, extra={"turn": ep.turns, "analysis": reply.analysis,
+                          model_name=res.model, extra={"turn": r.turns, "analysis": reply.analysis,
                                                        "plan": reply.plan, "warnings": reply.warnings or None})
             if timed_out:
-                ep.status, ep.error = "timeout", f"agent timeout of {timeout_s:g} s reached during turn {ep.turns}"
+                r.status, r.error = "timeout", f"agent timeout of {timeout_s:g} s reached during turn {r.turns}"
                 break
             if confirmed:
-                ep.status = "completed"
+                r.status = "completed"
                 break
             ep.messages.append({"role": "user", "content": feedback})
     except SessionStopped as exc:
-        ep.status, ep.error = "crashed", f"the container stopped: {exc}"
+        r.status, r.error = "crashed", f"the container stopped: {exc}"
     except BudgetExceeded as exc:
-        ep.status, ep.error = "stopped", f"the LLM budget is spent: {exc}"
-        ep.details["budget_exceeded"] = True
+        r.status, r.error = "stopped", f"the LLM budget is spent: {exc}"
+        r.details["budget_exceeded"] = True
     except LLMCallError as exc:
-        ep.status, ep.error = "crashed", f"LLM call failed: {exc}"
-        ep.details["llm_error_class"] = exc.error_class
+        r.status, r.error = "crashed", f"LLM call failed: {exc}"
+        r.details["llm_error_class"] = exc.error_class
         if exc.endpoint_fault:         # the batch halts and leaves this rollout for resume
-            ep.details["endpoint_fault"] = f"{exc.error_class}: {exc}"
-    ep.details["waited_s"] = round(ep.waited_s, 4)     # AgentResult.overhead_s leaves it out
-    ep.log.append(f"## ended: {ep.status}" + (f" ({ep.error})" if ep.error else ""))
+            r.details["endpoint_fault"] = f"{exc.error_class}: {exc}"
+    r.details["waited_s"] = round(ep.waited_s, 4)     # AgentResult.overhead_s leaves it out
+    ep.log.append(f"## ended: {r.status}" + (f" ({r.error})" if r.error else ""))
     return ep
 
 

@@ -93,7 +93,7 @@ def test_task_complete_is_confirmed_once_more_before_the_episode_ends():
     term = FakeTerminal()
     with ReplayServer(Script([rule])) as srv:
         ep, builder = _episode(srv, term)
-    assert ep.status == "completed" and ep.turns == 2 and ep.error == ""
+    assert ep.result.status == "completed" and ep.result.turns == 2 and ep.result.error == ""
     assert term.sent == ["touch /app/out.txt\n", "ls\n"]           # the confirming turn's commands run too
     assert msg.CONFIRM_QUESTION in seen[1][-1]["content"]            # asked with the terminal state
     assert "$ touch /app/out.txt" in seen[1][-1]["content"]
@@ -108,7 +108,7 @@ def test_a_completion_that_is_not_confirmed_asks_again_next_time():
                             _reply(complete=True)])
     with ReplayServer(Script([rule])) as srv:
         ep, _ = _episode(srv, FakeTerminal())
-    assert ep.status == "completed" and ep.turns == 4
+    assert ep.result.status == "completed" and ep.result.turns == 4
     asked = [msg.CONFIRM_QUESTION in m[-1]["content"] for m in seen[1:]]
     assert asked == [True, False, True]
 
@@ -116,7 +116,7 @@ def test_a_completion_that_is_not_confirmed_asks_again_next_time():
 def test_max_turns_end_an_episode_that_never_completes():
     with ReplayServer(Script(scripted_terminus_rules({}, "never_completes"))) as srv:
         ep, builder = _episode(srv, FakeTerminal(), max_turns=3)
-    assert ep.status == "never_completed" and ep.turns == 3 and "3 turns" in ep.error
+    assert ep.result.status == "never_completed" and ep.result.turns == 3 and "3 turns" in ep.result.error
     assert builder.steps == 2 + 3
 
 
@@ -125,7 +125,7 @@ def test_a_parse_error_is_fed_back_and_nothing_runs():
     term = FakeTerminal()
     with ReplayServer(Script([rule])) as srv:
         ep, builder = _episode(srv, term)
-    assert ep.status == "completed" and ep.parse_errors == 1 and ep.turns == 3
+    assert ep.result.status == "completed" and ep.result.parse_errors == 1 and ep.result.turns == 3
     assert term.sent == ["ls\n"]                                     # the bad reply ran nothing
     feedback = seen[1][-1]["content"]
     assert feedback.startswith(msg.PARSE_ERROR_HEAD) and "No valid JSON found" in feedback
@@ -138,7 +138,7 @@ def test_too_many_parse_errors_in_a_row_end_the_episode():
     term = FakeTerminal()
     with ReplayServer(Script(scripted_terminus_rules({}, "malformed"))) as srv:
         ep, _ = _episode(srv, term)
-    assert ep.status == "parse_errors" and ep.parse_errors == ep.turns == MAX_PARSE_ERRORS_IN_ROW
+    assert ep.result.status == "parse_errors" and ep.result.parse_errors == ep.result.turns == MAX_PARSE_ERRORS_IN_ROW
     assert term.sent == []
 
 
@@ -148,10 +148,10 @@ def test_the_agent_timeout_cuts_the_episode_and_keeps_what_happened():
     t0 = time.monotonic()
     with ReplayServer(Script([rule])) as srv:
         ep, builder = _episode(srv, term, timeout_s=1.0)
-    assert ep.status == "timeout" and "1 s" in ep.error
+    assert ep.result.status == "timeout" and "1 s" in ep.result.error
     assert time.monotonic() - t0 < 5
     assert term.sent and sum(term.waits) <= 1.0 + 1e-6             # no wait ran past the deadline
-    assert ep.details["waited_s"] == pytest.approx(sum(term.waits), abs=0.1)
+    assert ep.result.details["waited_s"] == pytest.approx(sum(term.waits), abs=0.1)
     doc = builder.finish()
     assert doc["steps"][-1]["observation"]["results"][0]["content"].count("$ sleep 1") >= 1
 
@@ -165,14 +165,14 @@ def test_a_cancelled_batch_stops_at_the_next_turn():
         return rule.reply(body)
     with ReplayServer(Script([Rule(match="Task Description", reply=reply_and_cancel)])) as srv:
         ep, _ = _episode(srv, FakeTerminal(), stop=stop)
-    assert ep.status == "stopped" and ep.turns == 1 and len(seen) == 1
+    assert ep.result.status == "stopped" and ep.result.turns == 1 and len(seen) == 1
 
 
 def test_a_stopped_container_ends_the_episode_as_crashed_with_why():
     rule, _ = _scripted([_reply("echo 1\n", "echo 2\n")])
     with ReplayServer(Script([rule])) as srv:
         ep, builder = _episode(srv, FakeTerminal(stop_after=1))
-    assert ep.status == "crashed" and "memory limit reached" in ep.error
+    assert ep.result.status == "crashed" and "memory limit reached" in ep.result.error
     assert builder.steps == 2                                          # the prompts; the turn never finished
 
 
@@ -180,8 +180,8 @@ def test_a_spent_budget_stops_the_episode_and_says_so():
     rule, _ = _scripted([_reply("echo 1\n")])
     with ReplayServer(Script([rule])) as srv:
         ep, _ = _episode(srv, FakeTerminal(), budget=Budget(1e-9))
-    assert ep.status == "stopped" and ep.details["budget_exceeded"] and "budget" in ep.error
-    assert ep.turns == 1                                               # the first call spent it
+    assert ep.result.status == "stopped" and ep.result.details["budget_exceeded"] and "budget" in ep.result.error
+    assert ep.result.turns == 1                                               # the first call spent it
 
 
 def test_an_endpoint_that_is_down_crashes_the_episode_as_an_endpoint_fault():
@@ -197,7 +197,7 @@ def test_an_endpoint_that_is_down_crashes_the_episode_as_an_endpoint_fault():
         ep = run_episode(FakeTerminal(), ask, _first_prompt(caller), builder, timeout_s=10)
     finally:
         caller.close()
-    assert ep.status == "crashed" and ep.details["endpoint_fault"].startswith("APIConnectionError")
+    assert ep.result.status == "crashed" and ep.result.details["endpoint_fault"].startswith("APIConnectionError")
 
 
 def test_tokens_cost_and_llm_time_add_up_per_turn_and_the_trajectory_is_valid(tmp_path):
@@ -206,9 +206,9 @@ def test_tokens_cost_and_llm_time_add_up_per_turn_and_the_trajectory_is_valid(tm
         ep, builder = _episode(srv, FakeTerminal())
     doc = builder.finish()
     metrics = [s["metrics"] for s in doc["steps"] if s["source"] == "agent"]
-    assert ep.prompt_tokens == sum(m["prompt_tokens"] for m in metrics) == doc["final_metrics"]["total_prompt_tokens"]
-    assert ep.cost_usd == pytest.approx(sum(m["cost_usd"] for m in metrics)) and ep.cost_usd > 0
-    assert ep.llm_s >= 3 * 0.05 and all(m["extra"]["llm_s"] >= 0.05 for m in metrics)
+    assert ep.result.prompt_tokens == sum(m["prompt_tokens"] for m in metrics) == doc["final_metrics"]["total_prompt_tokens"]
+    assert ep.result.cost_usd == pytest.approx(sum(m["cost_usd"] for m in metrics)) and ep.result.cost_usd > 0
+    assert ep.result.llm_s >= 3 * 0.05 and all(m["extra"]["llm_s"] >= 0.05 for m in metrics)
     path = tmp_path / "trajectory.json"
     path.write_text(json.dumps(doc))
     assert validate_with_harbor(path) == []
