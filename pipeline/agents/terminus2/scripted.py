@@ -63,9 +63,11 @@ def _typeable(text: str) -> bool:
 
 
 def step_keystrokes(k: int, script: str) -> str:
-    """Write step k's script to a file and run it: typed as a here-document when that is safe
-    (readable in the trajectory), else as base64."""
+    """Write step k's script to a file and run it with bash: typed as a here-document when
+    that is safe (readable in the trajectory), else as base64. A shebang line is left out."""
     path = f"{_WORKDIR}/step{k}.sh"
+    if script.startswith("#!"):       # run with bash anyway; its `!` would rule out typing
+        script = script.split("\n", 1)[1] if "\n" in script else ""
     if _typeable(script):
         body = script if script.endswith("\n") else script + "\n"
         write = f"mkdir -p {_WORKDIR} && cat > {path} <<'{_HEREDOC_END}'\n{body}{_HEREDOC_END}\n"
