@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ROLLOUT_SOURCES = ("workbench", "harbor")   # run here, or imported from a Harbor job folder
+DEFAULT_K = 3                 # rollouts per task
+DEFAULT_CONCURRENCY = 2       # rollouts at once (each a container; the shared machine has two cores)
 
 
 def rollout_key(bundle_hash: str, agent_key: str, sample: int) -> str:

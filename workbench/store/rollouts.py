@@ -141,3 +141,18 @@ def get_rollout(db: Database, rollout_id: str) -> dict | None:
     rec = df.iloc[0].to_dict()
     rec["details"] = json.loads(rec["details"]) if isinstance(rec["details"], str) else rec["details"]
     return rec
+
+
+def set_run_progress(db: Database, run_id: str, counts: Mapping[str, int], message: str | None = None) -> None:
+    """Live counts of a running batch for the page (params["counts"]: total, done, skipped, passed, …)
+    and its status line, in one short write."""
+    with db.write() as con:
+        con.execute("UPDATE rollout_runs SET params = json_merge_patch(params, ?), message = coalesce(?, message) "
+                    "WHERE run_id = ?", [json.dumps({"counts": dict(counts)}), message, run_id])
+
+
+def outcomes_of(db: Database, rollout_ids: Sequence[str]) -> pd.DataFrame:
+    """rollout_id, passed, failure_class of the stored rollouts among `rollout_ids`."""
+    with db.read() as con:
+        return con.execute("SELECT rollout_id, passed, failure_class FROM rollouts WHERE list_contains(?, rollout_id)",
+                           [list(rollout_ids)]).fetchdf()

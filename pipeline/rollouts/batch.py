@@ -1,0 +1,344 @@
+"""`workbench rollout`: tasks × k samples of one agent, each a trial in a fresh container.
+
+The executor contract (DESIGN §9): items are run by the pure worker (pipeline/rollouts/worker)
+on a LocalExecutor; only this driver writes — each rollout's folder under
+runs/<run_id>/rollouts/<rollout_id>/ and its rows — one rollout at a time as they arrive.
+A rollout's id is its content key, so a resumed batch (or another batch with the same agent
+config on the same task content) skips what is stored. A worker that raises is stored as a
+`crashed` rollout with its error. Cancel (the stop event): nothing new starts, running agents
+end at their next turn, and whatever is still running after a grace period is killed; work cut
+short by the stop proves nothing and is not stored (resume does it again).
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from pipeline.agents.factory import make_agent
+from pipeline.agents.protocol import AGENTS
+from pipeline.rollouts.commit import commit_outcome
+from pipeline.rollouts.endpoint import AgentEndpoint, check_endpoint, open_endpoint
+from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K, RolloutItem, RolloutOutcome
+from pipeline.rollouts.report import RolloutReport
+from pipeline.rollouts.selection import TaskTarget, make_items, select_tasks
+from pipeline.rollouts.worker import WorkerContext, crashed_outcome, run_rollout
+from workbench.config import workspace_allows_network
+from workbench.executors.local import LocalExecutor
+from workbench.llm.budget import BudgetExceeded
+from workbench.llm.client import LLMCallError
+from workbench.sandbox.base_image import base_image_name
+from workbench.sandbox.ceilings import grant
+from workbench.sandbox.engine import Engine, SandboxError
+from workbench.sandbox.task_toml import parse as parse_task_toml
+from workbench.store import rollouts as store
+from workbench.workspace import Workspace
+
+# After a stop, how long running agents get to end at their next turn before their containers are killed.
+STOP_GRACE_S = 10.0
+Progress = Callable[[dict], None]
+
+
+def new_run_id() -> str:
+    return "rollout-" + uuid.uuid4().hex[:10]
+
+
+def resume_hint(run_id: str) -> str:
+    return f"resume with `workbench rollout --resume {run_id}`"
+
+
+@dataclass(frozen=True)
+class BatchSpec:
+    """What a batch is: kept in the run's params, so a resume runs the very same items."""
+    agent: str
+    task_ids: tuple[str, ...]
+    k: int
+    model: str | None
+    temperature: float
+    max_turns: int | None
+    replay: str | None
+
+    def params(self, **extra) -> dict:
+        return {"task_ids": list(self.task_ids), "k": self.k, "model": self.model, "temperature": self.temperature,
+                "max_turns": self.max_turns, "replay": self.replay, **extra}
+
+
+def check_args(*, agent: str, k: int, concurrency: int | None, temperature: float, budget_usd: float | None,
+               max_turns: int | None, replay: str | None, model: str | None) -> None:
+    """Bad arguments are refused, saying which and why, before anything is recorded."""
+    if agent not in AGENTS:
+        raise ValueError(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
+    if k < 1:
+        raise ValueError(f"-k must be at least 1, got {k}")
+    if concurrency is not None and concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
+    if not temperature >= 0:
+        raise ValueError(f"--temperature must be 0 or more, got {temperature}")
+    if budget_usd is not None and not budget_usd >= 0:
+        raise ValueError(f"--budget-usd must be 0 or more, got {budget_usd}")
+    if max_turns is not None and max_turns < 1:
+        raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
+    if agent != "terminus-2" and (replay is not None or model is not None):
+        raise ValueError(f"agent {agent!r} is scripted: --model and --replay are for terminus-2 only")
+    if replay is not None and model is not None:
+        raise ValueError("--replay plays the scripted test model; --model cannot be given with it")
+
+
+def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str] | None = None, k: int = DEFAULT_K,
+                 model: str | None = None, temperature: float = 0.0, concurrency: int | None = None,
+                 run_id: str | None = None, resume: bool = False, budget_usd: float | None = None,
+                 max_turns: int | None = None, replay: str | None = None, progress: Progress | None = None,
+                 stop: threading.Event | None = None, engine: Engine | None = None, caller=None,
+                 allow_network: bool = False, stop_grace_s: float = STOP_GRACE_S) -> RolloutReport:
+    """Run (or `resume` the run `run_id`) and return its report. `task_ids` None: the accepted set.
+    `caller`: an open LLM caller for terminus-2 (else one is opened from the workspace's LLM
+    settings, or against the scripted model when `replay` names a behaviour). Raises ValueError
+    (bad arguments, unknown tasks, no endpoint) before anything is recorded, SandboxError when
+    Docker or the base image is missing."""
+    stop = stop or threading.Event()
+    if resume:
+        spec, concurrency = _resumed_spec(ws, run_id, concurrency)
+        run_id = str(run_id)
+        targets = select_tasks(ws, list(spec.task_ids))
+    else:
+        check_args(agent=agent, k=k, concurrency=concurrency, temperature=temperature, budget_usd=budget_usd,
+                   max_turns=max_turns, replay=replay, model=model)
+        if agent == "terminus-2" and caller is None:
+            check_endpoint(ws, replay)
+        targets = select_tasks(ws, task_ids)
+        spec = BatchSpec(agent, tuple(t.task_id for t in targets), k, model, float(temperature), max_turns, replay)
+        concurrency = concurrency or DEFAULT_CONCURRENCY
+        run_id = run_id or new_run_id()
+        _check_new_run_id(ws, run_id)
+    engine = engine or Engine()
+    endpoint: AgentEndpoint | None = None
+    if spec.agent == "terminus-2" and caller is None:
+        endpoint = open_endpoint(ws, run_id=run_id, concurrency=concurrency, model=spec.model, budget_usd=budget_usd,
+                                 replay=spec.replay, targets=targets)
+        caller = endpoint.caller
+    model_used = endpoint.model if endpoint else (spec.model if spec.agent == "terminus-2" else None)
+    try:
+        def new_agent(_item: RolloutItem | None = None):
+            return make_agent(spec.agent, model=model_used, temperature=spec.temperature, caller=caller,
+                              max_turns=spec.max_turns)
+        probe = new_agent()
+        items = make_items(targets, agent=spec.agent, agent_key=probe.config_key(), model=model_used, k=spec.k,
+                           temperature=spec.temperature)
+        if not resume:
+            store.create_run(ws.db, run_id, agent=spec.agent, model=model_used, k=spec.k, concurrency=concurrency,
+                             n_tasks=len(targets), params=spec.params(budget_usd=budget_usd))
+        store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
+        batch = RolloutBatch(ws, run_id, spec, engine, stop, progress, concurrency=concurrency,
+                             stop_grace_s=stop_grace_s, allow_network=allow_network or workspace_allows_network(ws.root))
+        batch.report.model = model_used
+        if endpoint is not None and endpoint.note:
+            batch.report.notes.append(endpoint.note)
+        report = batch.run(targets, items, new_agent)
+    except BaseException as exc:
+        engine.kill_all()
+        if store.get_run(ws.db, run_id) is not None:
+            cancelled = isinstance(exc, KeyboardInterrupt)
+            store.set_run_status(ws.db, run_id, "cancelled" if cancelled else "failed",
+                                 (f"interrupted; {resume_hint(run_id)}" if cancelled else
+                                  f"{type(exc).__name__}: {exc}"[:2000]))
+        raise
+    finally:
+        if endpoint is not None:
+            endpoint.close()
+    report.cost_usd = endpoint.cost_usd if endpoint is not None else _caller_cost(caller)
+    store.set_run_status(ws.db, run_id, report.status, report.message)
+    return report
+
+
+def _check_new_run_id(ws: Workspace, run_id: str) -> None:
+    """A new batch may take a run id that is free, or the one its launcher reserved for it."""
+    run = store.get_run(ws.db, run_id)
+    if run is None:
+        return
+    params = json.loads(run["params"]) if isinstance(run["params"], str) else dict(run["params"] or {})
+    if not (params.get("launched") and "counts" not in params):
+        raise ValueError(f"run id {run_id!r} is taken: `workbench rollout --resume {run_id}` continues that run")
+
+
+def _caller_cost(caller) -> float:
+    try:
+        return float(caller.client.budget.total.cost_usd) if caller is not None else 0.0
+    except AttributeError:
+        return 0.0
+
+
+def _resumed_spec(ws: Workspace, run_id: str | None, concurrency: int | None) -> tuple[BatchSpec, int]:
+    if not run_id:
+        raise ValueError("--resume needs the run id (`workbench rollout --resume RUN_ID`; the Rollouts page lists them)")
+    run = store.get_run(ws.db, run_id)
+    if run is None:
+        raise ValueError(f"nothing to resume: no rollout run {run_id!r} in this workspace")
+    if run["status"] == "running" and run.get("pid") and run["pid"] != os.getpid():
+        from workbench.sandbox.engine import pid_alive
+        if pid_alive(int(run["pid"])):
+            raise ValueError(f"run {run_id} is still running (pid {run['pid']}); cancel it first")
+    p = json.loads(run["params"]) if isinstance(run["params"], str) else dict(run["params"])
+    spec = BatchSpec(run["agent"], tuple(p["task_ids"]), int(run["k"]), p.get("model"), float(p.get("temperature", 0)),
+                     p.get("max_turns"), p.get("replay"))
+    if concurrency is not None and concurrency < 1:
+        raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
+    return spec, concurrency or int(run["concurrency"])
+
+
+class RolloutBatch:
+    """The driver of one run: image builds (once per task), the executor, commits, the stop."""
+
+    def __init__(self, ws: Workspace, run_id: str, spec: BatchSpec, engine: Engine, stop: threading.Event,
+                 progress: Progress | None, *, concurrency: int, stop_grace_s: float, allow_network: bool):
+        self.ws, self.run_id, self.spec, self.engine = ws, run_id, spec, engine
+        self.stop, self.progress, self.concurrency = stop, progress, concurrency
+        self.stop_grace_s, self.allow_network = stop_grace_s, allow_network
+        self.report = RolloutReport(run_id=run_id, agent=spec.agent, model=spec.model,
+                                    runs_folder=f"runs/{run_id}/rollouts")
+        self.halted: str | None = None      # why the batch stopped taking work (budget, endpoint)
+        self.killed = False                 # containers were killed: nothing arriving now is real
+        self.dropped = 0                    # outcomes cut short by the stop, not stored
+
+    # ------------------------------------------------------------ images
+    def _build_images(self, targets: Sequence[TaskTarget]) -> dict[str, str]:
+        """Build each task's image that is missing (content-hash named, as verification does);
+        returns task_id -> why it could not be built."""
+        missing = [t for t in targets if not self.engine.image_exists(t.image)]
+        if not missing:
+            return {}
+        base = base_image_name()
+        if not self.engine.image_exists(base):
+            raise SandboxError(f"base image {base} is missing: run `workbench images bootstrap` "
+                               "(or set WORKBENCH_BASE_IMAGE)")
+
+        def build(t: TaskTarget) -> tuple[str, str | None]:
+            if self.stop.is_set():
+                return t.task_id, "not built: the batch was stopped"
+            cfg = grant(parse_task_toml(t.bundle.text("task.toml"))).task
+            res = self.engine.build(t.bundle.under("environment"), t.bundle.environment_hash(), cfg.build_timeout_sec)
+            return t.task_id, None if res.ok else f"its image could not be built: {res.reason}"
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="build") as pool:
+            results = list(pool.map(build, missing))
+        self.report.built = [tid for tid, why in results if why is None]
+        return {tid: why for tid, why in results if why}
+
+    # ------------------------------------------------------------ counting
+    def _count(self, passed: bool, failure_class: str | None) -> None:
+        if passed:
+            self.report.passed += 1
+        else:
+            fc = failure_class or "unknown"
+            self.report.failure_classes[fc] = self.report.failure_classes.get(fc, 0) + 1
+
+    def _tick(self) -> None:
+        counts = self.report.counts()
+        store.set_run_progress(self.ws.db, self.run_id, counts, f"running: {self.report.summary()}")
+        if self.progress:
+            self.progress(dict(counts))
+
+    # ------------------------------------------------------------ commits (the caller's thread)
+    def _commit(self, item: RolloutItem, outcome: RolloutOutcome) -> None:
+        details = outcome.record.details
+        if details.get("budget_exceeded"):
+            self._halt("budget")       # the agent ended on the cap, not on its own: resume runs it again
+            return
+        if details.get("endpoint_fault"):
+            self._halt(f"the LLM endpoint failed ({str(details['endpoint_fault'])[:300]})")
+            return
+        if self.killed or details.get("agent_status") == "stopped":
+            self.dropped += 1          # cut short by the stop: proves nothing; resume runs it again
+            return
+        try:
+            commit_outcome(self.ws, outcome)
+        except (ValueError, OSError) as exc:   # a malformed record or an unwritable file: kept as a crash
+            outcome = crashed_outcome(item, exc, run_id=self.run_id)
+            commit_outcome(self.ws, outcome)
+        self.report.ran += 1
+        self._count(outcome.record.passed, outcome.record.failure_class)
+        self._tick()
+
+    def _on_error(self, item: RolloutItem, exc: BaseException) -> None:
+        if isinstance(exc, BudgetExceeded):
+            self._halt("budget")
+            return
+        if isinstance(exc, LLMCallError) and exc.endpoint_fault:
+            self._halt(f"the LLM endpoint failed ({exc.error_class}: {str(exc)[:300]})")
+            return
+        if self.stop.is_set():
+            self.dropped += 1          # most likely its container was killed by the stop
+            return
+        self._commit(item, crashed_outcome(item, exc, run_id=self.run_id))
+
+    def _halt(self, why: str) -> None:
+        self.halted = self.halted or why
+        self.stop.set()
+        self.dropped += 1
+
+    def kill(self) -> None:
+        self.killed = True
+        self.engine.kill_all()
+
+    def _watch_stop(self, finished: threading.Event) -> None:
+        """Once stopped, give running agents `stop_grace_s` to end at their next turn, then kill."""
+        while not finished.is_set():
+            if self.stop.wait(0.2):
+                if not finished.wait(self.stop_grace_s):
+                    self.kill()
+                return
+
+    # ------------------------------------------------------------ the run
+    def run(self, targets: Sequence[TaskTarget], items: list[RolloutItem],
+            new_agent: Callable[[RolloutItem], object]) -> RolloutReport:
+        t0 = time.monotonic()
+        r = self.report
+        r.total = len(items)
+        keys = [it.key for it in items]
+        done = store.finished_keys(self.ws.db, keys)
+        for row in store.outcomes_of(self.ws.db, list(done)).itertuples():
+            self._count(bool(row.passed), row.failure_class)
+        r.skipped = len(done)
+        todo_tasks = {it.task_id for it in items if it.key not in done}
+        unbuildable = self._build_images([t for t in targets if t.task_id in todo_tasks])
+        runnable = [it for it in items if it.task_id not in unbuildable]
+        for task_id, why in unbuildable.items():
+            n = sum(1 for it in items if it.task_id == task_id and it.key not in done)
+            r.not_run += n
+            r.notes.append(f"task {task_id}: {n} rollout(s) not run, {why}")
+        self._tick()
+        wc = WorkerContext(root=self.ws.root, engine=self.engine, new_agent=new_agent, run_id=self.run_id,
+                           stop=self.stop, allow_network=self.allow_network)
+        finished = threading.Event()
+        watcher = threading.Thread(target=self._watch_stop, args=(finished,), name="rollout-stop", daemon=True)
+        watcher.start()
+        try:
+            LocalExecutor(self.concurrency).run(runnable, lambda it: run_rollout(it, wc), finished=done,
+                                                commit=self._commit, on_error=self._on_error, stop=self.stop)
+        finally:
+            finished.set()
+            watcher.join(5)
+            if self.stop.is_set():
+                self.engine.kill_all()     # nothing of the batch may outlive it
+        r.seconds = time.monotonic() - t0
+        self._finish()
+        return r
+
+    def _finish(self) -> None:
+        r = self.report
+        left = r.total - r.stored - r.not_run
+        if self.halted == "budget":
+            r.status, r.message = "cancelled", f"budget spent after {r.summary()}; {resume_hint(self.run_id)}"
+        elif self.halted:
+            r.status = "cancelled"
+            r.message = f"stopped: {self.halted}; {r.summary()}; {resume_hint(self.run_id)} once it answers"
+        elif self.stop.is_set() and left > 0:
+            r.status, r.message = "cancelled", f"cancelled: {r.summary()}; {resume_hint(self.run_id)}"
+        else:
+            r.status, r.message = "done", r.summary()
+            if r.not_run:
+                r.message += f"; {r.not_run} not run (see notes): fix the task and {resume_hint(self.run_id)}"
+        store.set_run_progress(self.ws.db, self.run_id, r.counts())

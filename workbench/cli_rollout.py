@@ -1,0 +1,182 @@
+"""`workbench rollout`: agents on tasks in the sandbox, k samples each (pipeline/rollouts)."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+
+from rich.text import Text
+
+from workbench.cli_synthesis import _dollars   # the one rule for a dollar amount
+from workbench.console import err, out
+from workbench.console import progress_bar as _progress
+from workbench.workspace import Workspace
+
+EXIT_BAD_ARGS = 2
+EXIT_CANCELLED = 3
+
+
+def cmd_rollout(args) -> int:
+    from pipeline.rollouts.batch import check_args, run_rollouts
+    from pipeline.rollouts.endpoint import check_endpoint
+    from pipeline.rollouts.selection import SelectionError
+    from workbench.sandbox.engine import Engine, SandboxError
+    try:   # bad arguments are told before anything is touched
+        _check_combination(args)
+        if not args.resume:
+            check_args(agent=args.agent, k=args.k, concurrency=args.concurrency, temperature=args.temperature,
+                       budget_usd=args.budget_usd, max_turns=args.max_turns, replay=args.replay, model=args.model)
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_ARGS
+    ws = Workspace.open(args.workspace)
+    if not args.resume and args.agent == "terminus-2":
+        try:
+            check_endpoint(ws, args.replay)
+        except ValueError as exc:
+            return _refused(ws, args, exc, EXIT_BAD_ARGS)
+    try:
+        engine = Engine()
+    except SandboxError as exc:
+        return _refused(ws, args, exc, 1)
+    stop = threading.Event()
+
+    def on_signal(signum, frame):   # Ctrl-C, or cancel from the dashboard: stop; a second one kills at once
+        if stop.is_set():
+            engine.kill_all()
+        stop.set()
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    progress, update = _progress("rollout", not args.no_progress and not args.json)
+
+    def tick(c: dict) -> None:
+        update(c["done"], c["total"], f"{c['passed']} passed · {c['failed']} failed")
+        if args.no_progress:
+            print(f"progress done={c['done']} total={c['total']} passed={c['passed']} failed={c['failed']} "
+                  f"skipped={c['skipped']}", flush=True)
+    if args.replay:
+        err.print(f"[yellow]Note:[/yellow] --replay {args.replay}: terminus-2 talks to a TEST DOUBLE (an in-process "
+                  "replay server playing the scripted Terminus-2 model), not to an LLM.", soft_wrap=True)
+    try:
+        with progress:
+            report = run_rollouts(
+                ws, agent=args.agent or "oracle", task_ids=None if args.accepted or args.resume else args.tasks,
+                k=args.k, model=args.model, temperature=args.temperature, concurrency=args.concurrency,
+                run_id=args.resume or args.run_id, resume=bool(args.resume), budget_usd=args.budget_usd,
+                max_turns=args.max_turns, replay=args.replay, progress=tick, stop=stop, engine=engine,
+                allow_network=args.allow_network)
+    except (SelectionError, ValueError) as exc:
+        return _refused(ws, args, exc, EXIT_BAD_ARGS)
+    except SandboxError as exc:
+        return _refused(ws, args, exc, 1)
+    except KeyboardInterrupt:
+        engine.kill_all()
+        err.print("Interrupted; stored rollouts are kept. Continue with `workbench rollout --resume RUN_ID`.")
+        return 130
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        _print_report(ws, report)
+    if report.status == "done":
+        judge_after_batch(ws, report, args)
+    return 0 if report.status == "done" else EXIT_CANCELLED
+
+
+def _check_combination(args) -> None:
+    if args.resume:
+        given = [f for f, v in (("--tasks", args.tasks), ("--accepted", args.accepted), ("--agent", args.agent),
+                                ("--model", args.model), ("--replay", args.replay), ("--run-id", args.run_id))
+                 if v]
+        if given:
+            raise ValueError(f"--resume continues a run as it was started: {', '.join(given)} cannot be given with it")
+        return
+    if not args.agent:
+        raise ValueError("say which agent: --agent nop|oracle|ablation|terminus-2")
+    if not (args.tasks or args.accepted):
+        raise ValueError("say which tasks: --tasks ID… or --accepted")
+    if args.tasks and args.accepted:
+        raise ValueError("--tasks and --accepted exclude each other")
+
+
+def _refused(ws: Workspace, args, exc: Exception, code: int) -> int:
+    """Say why the batch cannot run; launched from the dashboard, say it on the run itself."""
+    err.print(f"[red]{exc}[/red]", soft_wrap=True)
+    run_id = args.run_id or args.resume
+    if run_id:
+        from workbench.store import rollouts as store
+        run = store.get_run(ws.db, run_id)
+        if run is not None and run["status"] in ("pending", "running"):
+            store.set_run_status(ws.db, run_id, "failed", str(exc)[:2000])
+    return code
+
+
+def _print_report(ws: Workspace, report) -> None:
+    out.print(Text(f"Run {report.run_id} {report.status}: {report.agent}"
+                   + (f" ({report.model})" if report.model else "") + f"; {report.summary()}; {report.seconds:.1f}s."),
+              soft_wrap=True)
+    if report.agent == "terminus-2":
+        out.print(f"  LLM cost ${report.cost_usd:.4f}", soft_wrap=True)
+    if report.status != "done":
+        out.print(Text(f"  {report.message}"), soft_wrap=True)
+    out.print(Text(f"  folders: {ws.root / report.runs_folder}/<rollout_id>/ (trajectory.json, recording.cast, "
+                   "agent.log, verifier/, result.json)"), soft_wrap=True)
+    for note in report.notes:
+        err.print(Text.assemble(("Note: ", "yellow"), note), soft_wrap=True)
+
+
+def judge_after_batch(ws: Workspace, report, args) -> None:
+    """The hook after a finished batch: SETA's trajectory judge on the tasks no LLM rollout solved
+    (pipeline.judge.trajectory_judge.judge_unsolved, helper G's). It runs only for LLM agents,
+    when that module is there, an LLM endpoint is configured and --no-judge is not given."""
+    if args.no_judge or report.agent != "terminus-2":
+        return
+    try:
+        from pipeline.judge.trajectory_judge import judge_unsolved
+    except ImportError:
+        return
+    from workbench.llm.caller import LLMCaller
+    from workbench.llm.runtime import open_client, workspace_settings
+    if not workspace_settings(ws).online:
+        err.print("Trajectory judge skipped: no LLM endpoint configured (`workbench judge-trajectories` runs it later).")
+        return
+    caller = LLMCaller(open_client(ws, budget_usd=args.budget_usd))
+    try:
+        judged = judge_unsolved(ws, caller, run_id=report.run_id)
+    finally:
+        caller.close()
+    out.print(Text(f"  trajectory judge: {judged}"), soft_wrap=True)
+
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
+    from pipeline.agents.protocol import AGENTS
+    from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K
+    s = sub.add_parser("rollout", parents=[common], help="run an agent on tasks in the sandbox, k samples each")
+    s.add_argument("--tasks", nargs="+", metavar="ID", default=None, help="the task ids to run on")
+    s.add_argument("--accepted", action="store_true", help="run on every accepted task (withdrawn ones left out)")
+    s.add_argument("--agent", choices=AGENTS, default=None,
+                   help="nop (baseline), oracle (the task's solution), ablation (oracle with one solution step left "
+                        "out: a verifier probe, not a model), terminus-2 (LLM agent)")
+    s.add_argument("--model", default=None, help="terminus-2: the model (default: the workspace's LLM setting)")
+    s.add_argument("-k", type=int, default=DEFAULT_K, help=f"rollouts per task (default {DEFAULT_K})")
+    s.add_argument("--concurrency", type=int, default=None,
+                   help=f"rollouts at once (default {DEFAULT_CONCURRENCY}; on --resume the run's own)")
+    s.add_argument("--temperature", type=float, default=0.0,
+                   help="terminus-2: sampling temperature (above 0 each sample asks the model afresh)")
+    s.add_argument("--max-turns", type=int, default=None, help="terminus-2: most turns per episode")
+    s.add_argument("--replay", default=None, metavar="BEHAVIOUR",
+                   help="terminus-2 only: talk to an in-process replay server playing the scripted Terminus-2 model "
+                        "(a test double; oracle, malformed, never_completes, floods, early_complete) instead of an LLM")
+    s.add_argument("--budget-usd", type=_dollars, default=None,
+                   help="terminus-2: stop starting rollouts once this many dollars are spent (the run ends "
+                        "cancelled; --resume finishes it)")
+    s.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a run: stored rollouts are skipped")
+    s.add_argument("--run-id", default=None, help="the id to give the new run")
+    s.add_argument("--allow-network", action="store_true",
+                   help="let tasks whose task.toml asks for it reach the network (also the workspace setting)")
+    s.add_argument("--no-judge", action="store_true", help="do not run the trajectory judge after the batch")
+    s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.set_defaults(func=cmd_rollout)
