@@ -9,7 +9,7 @@ run; terminus-2 never completed it, timed out or missed a test). What each rollo
 table `PLAN` below; the expectations the tests assert are worked out from it (`expected_*`), so
 the fixture and the tests cannot drift apart.
 
-Every rollout folder holds trajectory.json (ATIF), agent.log, verifier/reward.txt,
+Every rollout folder holds trajectory.json (ATIF, made with pipeline.trajectories.atif's builder), agent.log, verifier/reward.txt,
 verifier/ctrf.json and result.json; terminus-2 rollouts also recording.cast (asciinema v2).
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pipeline.agents.protocol import AGENT_LABELS
 from pipeline.rollouts.models import RolloutRecord, rollout_key
+from pipeline.trajectories.atif import TrajectoryBuilder
 from tests.helpers import judged
 from tests.pages.synth_fixture import SENTENCE, SENTENCE_MD, _checks
 from tests.pages.synth_fixture import _bundle as synth_bundle
@@ -154,58 +155,41 @@ def _save_tasks(ws) -> list[FixtureRolloutTask]:
 
 # --- the files of a rollout -------------------------------------------------------------------
 
-def _step(step_id: int, source: str, message: str, **more) -> dict:
-    return {"step_id": step_id, "timestamp": f"2026-12-01T10:00:{step_id:02d}+00:00", "source": source,
-            "message": message, **{k: v for k, v in more.items() if v is not None}}
-
-
 def _trajectory(rollout_id: str, agent: str, model: str | None, passed: bool, failure: str | None) -> dict:
     """An ATIF document shaped as our agents write it: a scripted agent's one bash call of its
     script; terminus-2's turns as Harbor's Terminus-2 records them (the raw JSON reply as the
     message, each keystroke string a bash_command tool call, the pane's new output observed)."""
-    doc = {"schema_version": "ATIF-v1.6", "session_id": rollout_id,
-           "agent": {"name": agent, "version": "1", **({"model_name": model} if model else {})}}
+    b = TrajectoryBuilder(rollout_id, agent, "1", model)
     if agent != "terminus-2":
         script = {"nop": "true", "oracle": "bash /solution/solve.sh",
                   "ablation": "bash /solution/solve.sh  # step 2 left out"}[agent]
-        doc["steps"] = [
-            _step(1, "user", f"# Count the errors\n\n{SENTENCE_MD}\n"),
-            _step(2, "agent", f"Runs `{script}`.", tool_calls=[
-                {"tool_call_id": "call_1", "function_name": "bash", "arguments": {"command": script}}],
-                observation={"results": [{"source_call_id": "call_1", "content": "exit code 0"}]}),
-        ]
-        return doc
+        b.user(f"# Count the errors\n\n{SENTENCE_MD}\n")
+        b.agent(f"Runs `{script}`.", tool_calls=[{"tool_call_id": "call_1", "function_name": "bash",
+                                                 "arguments": {"command": script}}],
+                observation="exit code 0", llm_call_count=0)
+        return b.finish()
     turns = [("I need to look at the log first.", "List /app and count ERROR lines.",
               [("ls /app\n", 0.5), ("grep -c ERROR /app/server.log\n", 0.5)], "server.log\n20\n"),
              ("The count is 20.", "Write it to /app/out.txt.",
               [("grep -c ERROR /app/server.log > /app/out.txt\n", 0.5)], "")]
-    steps = [_step(1, "system", "You are an AI assistant solving tasks in a Linux terminal."),
-             _step(2, "user", f"# Count the errors\n\n{SENTENCE_MD}\n\nCurrent terminal state:\nroot@box:/app# ")]
+    b.system("You are an AI assistant solving tasks in a Linux terminal.")
+    b.user(f"# Count the errors\n\n{SENTENCE_MD}\n\nCurrent terminal state:\nroot@box:/app# ")
+    metrics = {"prompt_tokens": 800, "completion_tokens": 120, "cost_usd": 0.0002}
     for n, (analysis, plan, commands, output) in enumerate(turns, 1):
         reply = {"analysis": analysis, "plan": plan,
                  "commands": [{"keystrokes": k, "duration": d} for k, d in commands], "task_complete": False}
         calls = [{"tool_call_id": f"call_{n}_{i}", "function_name": "bash_command",
                   "arguments": {"keystrokes": k, "duration": d}} for i, (k, d) in enumerate(commands, 1)]
-        steps.append(_step(len(steps) + 1, "agent", json.dumps(reply), model_name=model, tool_calls=calls,
-                           observation={"results": [{"content": output or "root@box:/app# "}]},
-                           metrics={"prompt_tokens": 800 * n, "completion_tokens": 120, "cost_usd": 0.0002}))
+        b.agent(json.dumps(reply), tool_calls=calls, observation=[{"content": output or "root@box:/app# "}],
+                metrics=metrics, model_name=model)
     if failure == "parse_errors":
-        steps.append(_step(len(steps) + 1, "agent", "I think the task is done {not json",
-                           model_name=model, observation={"results": [{"content": "ERROR: the reply was not "
-                                                                       "valid JSON: Expecting property name"}]}))
+        b.agent("I think the task is done {not json", metrics=metrics, model_name=model,
+                observation="ERROR: the reply was not valid JSON: Expecting property name")
     if passed or failure == "test_assertion":
-        steps.append(_step(len(steps) + 1, "agent", json.dumps({"analysis": "Done.", "plan": "", "commands": [],
-                                                                "task_complete": True}), model_name=model,
-                           tool_calls=[{"tool_call_id": f"call_{len(steps)}_task_complete",
-                                        "function_name": "mark_task_complete", "arguments": {}}],
-                           observation={"results": [{"content": "Task marked complete."}]}))
-    doc["steps"] = steps
-    prompt = sum(s.get("metrics", {}).get("prompt_tokens", 0) for s in steps)
-    completion = sum(s.get("metrics", {}).get("completion_tokens", 0) for s in steps)
-    doc["final_metrics"] = {"total_prompt_tokens": prompt, "total_completion_tokens": completion,
-                            "total_cost_usd": round(0.0002 * sum("metrics" in s for s in steps), 6),
-                            "total_steps": len(steps)}
-    return doc
+        b.agent(json.dumps({"analysis": "Done.", "plan": "", "commands": [], "task_complete": True}),
+                tool_calls=[{"tool_call_id": "call_done", "function_name": "mark_task_complete", "arguments": {}}],
+                observation="Task marked complete.", metrics=metrics, model_name=model)
+    return b.finish()
 
 
 def _recording() -> str:

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
 
 from tests.pages.rollouts_fixture import PLAN, UNSOLVED_TASK, make_rollouts_fixture
-from workbench.config import REPO_ROOT
+from pipeline.trajectories.atif import validate_with_harbor
 from workbench.store import rollouts as ro_store
 
 
@@ -24,13 +23,11 @@ def test_the_fixture_stores_every_planned_rollout_with_its_files(rollouts_ws):
     assert set(frame["sampler"]) == {"random-walk", "inverse-frequency"}
     tests = ro_store.test_outcomes(ws.db)
     assert len(tests) == sum(len(t) for t in fx.tests.values())
-    for rec in fx.records[::7]:
+    for rec in fx.records:
         folder = ws.root / rec["folder"]
         assert json.loads((folder / "result.json").read_text())["rollout_id"] == rec["rollout_id"]
         assert (folder / "recording.cast").exists() == (rec["agent"] == "terminus-2")
-        harbor = REPO_ROOT / ".harbor-venv" / "bin" / "python"
-        if harbor.exists():
-            done = subprocess.run([str(harbor), "-m", "harbor.utils.trajectory_validator",
-                                   str(folder / "trajectory.json")], capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stdout + done.stderr
+    # one trajectory of each agent config passes Harbor's own validator
+    picked = {(r["agent"], r["model"], r["passed"], r["failure_class"]): r for r in fx.records}.values()
+    assert validate_with_harbor([ws.root / r["folder"] / "trajectory.json" for r in picked]) == []
 
