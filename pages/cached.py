@@ -21,6 +21,7 @@ from workbench.store import curation, export_rows, revision
 from workbench.store import graph as graph_store
 from workbench.store import llm_calls
 from workbench.store import repairs as repair_store
+from workbench.store import rollouts as rollout_store
 from workbench.store import scenarios as scenario_store
 from workbench.store import skills as skill_store
 from workbench.store import status as status_store
@@ -94,3 +95,9 @@ def _cluster_labels(db_path: str, rev: str) -> dict[str, str]:
 def cluster_labels(ws: Workspace) -> dict[str, str]:
     """The cluster picker's labels (0.2-0.5 s for 40k clusters), once per revision."""
     return dict(_cluster_labels(str(ws.db_path), revision.current(ws.db_path)))
+
+
+# rollouts (the Difficulty, Failures and Rollouts pages)
+rollouts_frame = store_query(rollout_store.rollouts_frame)
+rollout_tests = store_query(rollout_store.test_outcomes)
+rollout_runs = store_query(rollout_store.runs)
