@@ -168,3 +168,66 @@ def unquote(token: str) -> str:
         return token
     return _UNQUOTE.sub(lambda m: m.group(1) if m.group(1) is not None else
                         m.group(2).replace('\\"', '"') if m.group(2) is not None else m.group(3), token)
+
+
+# The comment line both synthesizers write before each step of a solve.sh: offline
+# `# --- step 2 (csv-filter) ---` (pipeline/synth/compose.py), LLM `# step 2: …` (the prompt).
+STEP_MARK = re.compile(r"^\s*#+\s*-*\s*step\s+(\d+)\b", re.I | re.M)
+_OPEN_WORDS = frozenset({"if", "case", "for", "while", "until", "select", "{"})
+_CLOSE_WORDS = frozenset({"fi", "esac", "done", "}"})
+_AFTER_WHICH_A_COMMAND = frozenset({";", "&&", "||", "|", "&", "then", "do", "else", "elif", "!", "{", "(", ")", "time"})
+_HEREDOC_START = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
+_LINE_TOKEN = re.compile(r"""\\.|'[^']*'|"(?:[^"\\]|\\.)*"|\$\(|&&|\|\||[;&|()]|[^\s;&|()'"\\]+|['"]""")
+
+
+def top_level_commands(script: str) -> list[tuple[int, int]]:
+    """The line spans [start, end) (0-based) of a script's top-level commands: a command's
+    continued lines, its heredoc bodies, a multi-line quote and a whole compound command
+    (if … fi, loops, case … esac, { … }, ( … ), a function) are one span. Blank and comment
+    lines belong to none. Reserved words count only where a command starts, as in bash."""
+    lines = script.splitlines()
+    spans: list[tuple[int, int]] = []
+    start, depth, parens, heredocs, quote = None, 0, 0, [], ""
+    for i, line in enumerate(lines):
+        if heredocs:                                   # a heredoc body: only its end matters
+            if line.strip() == heredocs[0]:
+                heredocs.pop(0)
+            if not heredocs and start is not None and depth == 0 and parens == 0 and not quote:
+                spans.append((start, i + 1))
+                start = None
+            continue
+        text = line
+        if quote:                                      # inside a quote opened on an earlier line
+            close = text.find(quote)
+            if close < 0:
+                continue
+            text, quote = text[close + 1:], ""
+        if start is None:
+            if not text.strip() or text.lstrip().startswith("#"):
+                continue
+            start = i
+        at_command = True
+        for m in _LINE_TOKEN.finditer(text):
+            tok = m.group(0)
+            if tok.startswith("#") and (m.start() == 0 or text[m.start() - 1].isspace()):
+                break                                  # a comment to the end of the line
+            if tok in ("'", '"'):                      # an unclosed quote: goes on next line
+                quote = tok
+                break
+            if tok in ("(", "$("):
+                parens += 1
+            elif tok == ")":
+                parens = max(0, parens - 1)            # `*.py)`: a case pattern, nothing closes
+            elif at_command and tok in _OPEN_WORDS:
+                depth += 1
+            elif at_command and tok in _CLOSE_WORDS:
+                depth = max(0, depth - 1)
+            at_command = tok in _AFTER_WHICH_A_COMMAND or (at_command and "=" in tok and not tok.startswith("="))
+        heredocs.extend(m.group(2) for m in _HEREDOC_START.finditer(text))
+        if heredocs or quote or line.endswith("\\") or depth or parens:
+            continue
+        spans.append((start, i + 1))
+        start = None
+    if start is not None:                              # an unfinished construct runs to the end
+        spans.append((start, len(lines)))
+    return spans

@@ -7,14 +7,11 @@ state kinds. Without markers every step is judged on the whole script.
 """
 from __future__ import annotations
 
-import re
-
 from pipeline.artifacts.vocabulary import kind_of_file
+from pipeline.shell_syntax import STEP_MARK
 from pipeline.synth.llm.models import Plan
 from pipeline.synth.protocol import PathContext
 from pipeline.synth.skill_fit import WEAK_TOOLS, StepFidelity, solution_commands
-
-_STEP_MARK = re.compile(r"^\s*#+\s*-*\s*step\s+(\d+)\b", re.I | re.M)
 
 
 def recipe_of(skill_name: str) -> str:
@@ -25,7 +22,7 @@ def recipe_of(skill_name: str) -> str:
 def solve_parts(solve_sh: str, n_steps: int) -> dict[int, str]:
     """Step number -> its lines of solve.sh (from one `# step k` marker to the next); every step
     gets the whole script when there are no markers."""
-    marks = [(int(m.group(1)), m.start()) for m in _STEP_MARK.finditer(solve_sh)]
+    marks = [(int(m.group(1)), m.start()) for m in STEP_MARK.finditer(solve_sh)]
     if not marks:
         return {k: solve_sh for k in range(1, n_steps + 1)}
     parts: dict[int, str] = {}
