@@ -139,7 +139,7 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
             builder.agent(f"Analysis: {reply.analysis}\nPlan: {reply.plan}", tool_calls=_tool_calls(r.turns, reply),
                           observation=feedback, metrics=_metrics(res, seconds), llm_call_count=1,
                           model_name=res.model, extra={"turn": r.turns, "analysis": reply.analysis,
-                                                       "plan": reply.plan, "warnings": reply.warnings or None})
+                                                       "plan": reply.plan, "warnings": reply.warnings})
             if timed_out:
                 r.status, r.error = "timeout", f"agent timeout of {timeout_s:g} s reached during turn {r.turns}"
                 break
