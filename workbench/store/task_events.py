@@ -30,29 +30,37 @@ class TaskEventError(ValueError):
 
 
 def _change(db: Database, task_id: str, event: str, source: str, reason: str) -> datetime:
+    with db.write() as con:
+        return change_in(con, task_id, event, source, reason)
+
+
+def change_in(con, task_id: str, event: str, source: str, reason: str) -> datetime:
+    """The event written on an open write connection `con` (a caller that writes more in the
+    same transaction, e.g. a trajectory judgement with the withdrawal it causes)."""
+    if event not in EVENTS:
+        raise TaskEventError(f"task {task_id}: event {event!r} is not one of {', '.join(EVENTS)}")
     if source not in SOURCES:
         raise TaskEventError(f"task {task_id}: event source {source!r} is not one of {', '.join(SOURCES)}")
     if not (reason or "").strip():
         raise TaskEventError(f"task {task_id}: a {event} event needs a reason")
-    with db.write() as con:
-        row = con.execute("SELECT verdict, coalesce(withdrawn, false) FROM tasks WHERE task_id = ?",
-                          [task_id]).fetchone()
-        if row is None:
-            raise TaskEventError(f"task {task_id}: no such task")
-        verdict, withdrawn = row
-        if event == "withdrawn" and verdict != "accepted":
-            raise TaskEventError(f"task {task_id}: only an accepted task can be withdrawn (its verdict is {verdict})")
-        if event == "withdrawn" and withdrawn:
-            raise TaskEventError(f"task {task_id}: already withdrawn")
-        if event == "restored" and not withdrawn:
-            raise TaskEventError(f"task {task_id}: not withdrawn, nothing to restore")
-        last = con.execute("SELECT max(event_at) FROM task_events WHERE task_id = ?", [task_id]).fetchone()[0]
-        # event_at is part of the key and orders the history: never equal to, nor before, the last one
-        at = datetime.now()
-        if last is not None and at <= last:
-            at = last + timedelta(microseconds=1)
-        con.execute("INSERT INTO task_events VALUES (?, ?, ?, ?, ?)", [task_id, at, event, source, reason.strip()])
-        con.execute("UPDATE tasks SET withdrawn = ? WHERE task_id = ?", [event == "withdrawn", task_id])
+    row = con.execute("SELECT verdict, coalesce(withdrawn, false) FROM tasks WHERE task_id = ?",
+                      [task_id]).fetchone()
+    if row is None:
+        raise TaskEventError(f"task {task_id}: no such task")
+    verdict, withdrawn = row
+    if event == "withdrawn" and verdict != "accepted":
+        raise TaskEventError(f"task {task_id}: only an accepted task can be withdrawn (its verdict is {verdict})")
+    if event == "withdrawn" and withdrawn:
+        raise TaskEventError(f"task {task_id}: already withdrawn")
+    if event == "restored" and not withdrawn:
+        raise TaskEventError(f"task {task_id}: not withdrawn, nothing to restore")
+    last = con.execute("SELECT max(event_at) FROM task_events WHERE task_id = ?", [task_id]).fetchone()[0]
+    # event_at is part of the key and orders the history: never equal to, nor before, the last one
+    at = datetime.now()
+    if last is not None and at <= last:
+        at = last + timedelta(microseconds=1)
+    con.execute("INSERT INTO task_events VALUES (?, ?, ?, ?, ?)", [task_id, at, event, source, reason.strip()])
+    con.execute("UPDATE tasks SET withdrawn = ? WHERE task_id = ?", [event == "withdrawn", task_id])
     return at
 
 
