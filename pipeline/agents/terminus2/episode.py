@@ -19,7 +19,7 @@ from pipeline.agents.terminus2.parser import Command, Reply, ReplyError, parse_r
 from pipeline.trajectories.atif import TrajectoryBuilder
 from workbench.llm.budget import BudgetExceeded
 from workbench.llm.client import LLMCallError, LLMResult
-from workbench.sandbox.terminal import MAX_WAIT_S, SessionStopped
+from workbench.sandbox.terminal import MAX_WAIT_S, SessionStopped, TerminalError
 
 DEFAULT_MAX_TURNS = 50
 MAX_PARSE_ERRORS_IN_ROW = 5
@@ -27,7 +27,13 @@ LOG_CAP_CHARS = 200_000            # agent.log: head and tail kept
 _REPLY_CAP_CHARS = 20_000          # an unparseable reply as kept in the trajectory
 
 
+class WaitStats(Protocol):
+    waited_s: float        # seconds spent waiting as wait() was asked (not the exec around it)
+
+
 class TerminalLike(Protocol):
+    stats: WaitStats
+
     def send_keys(self, keys: str) -> None: ...
     def wait(self, seconds: float) -> Any: ...
     def read_new(self) -> str: ...
@@ -42,7 +48,6 @@ class Episode:
     """The loop's tally: `result` is the AgentResult the agent hands back (the agent adds the
     trajectory, recording, log and wall time); `messages` the conversation."""
     result: AgentResult = field(default_factory=lambda: AgentResult(status="never_completed"))
-    waited_s: float = 0.0
     messages: list[dict] = field(default_factory=list)
     log: list[str] = field(default_factory=list)
 
@@ -93,6 +98,7 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
     r = ep.result
     clock, stop = _Clock(timeout_s), stop or threading.Event()
     pending_completion, errors_in_row = False, 0
+    waited_before = terminal.stats.waited_s
     try:
         while True:
             if stop.is_set():
@@ -126,7 +132,7 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
                 ep.messages.append({"role": "user", "content": feedback})
                 continue
             errors_in_row = 0
-            timed_out = _run_commands(terminal, reply.commands, clock, stop, ep)
+            timed_out = _run_commands(terminal, reply.commands, clock, stop)
             state = look(terminal)
             confirmed = reply.task_complete and pending_completion
             if reply.task_complete and not pending_completion:
@@ -149,6 +155,8 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
             ep.messages.append({"role": "user", "content": feedback})
     except SessionStopped as exc:
         r.status, r.error = "crashed", f"the container stopped: {exc}"
+    except TerminalError as exc:
+        r.status, r.error = "crashed", f"the terminal stopped answering: {exc}"
     except BudgetExceeded as exc:
         r.status, r.error = "stopped", f"the LLM budget is spent: {exc}"
         r.details["budget_exceeded"] = True
@@ -157,13 +165,14 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
         r.details["llm_error_class"] = exc.error_class
         if exc.endpoint_fault:         # the batch halts and leaves this rollout for resume
             r.details["endpoint_fault"] = f"{exc.error_class}: {exc}"
-    r.details["waited_s"] = round(ep.waited_s, 4)     # AgentResult.overhead_s leaves it out
+    # The waits the model asked for, as the terminal measured them inside the container: not
+    # harness time (AgentResult.overhead_s leaves them out).
+    r.details["waited_s"] = round(terminal.stats.waited_s - waited_before, 4)
     ep.log.append(f"## ended: {r.status}" + (f" ({r.error})" if r.error else ""))
     return ep
 
 
-def _run_commands(terminal: TerminalLike, commands: list[Command], clock: _Clock, stop: threading.Event,
-                  ep: Episode) -> bool:
+def _run_commands(terminal: TerminalLike, commands: list[Command], clock: _Clock, stop: threading.Event) -> bool:
     """Send each command and wait what it asked (capped at MAX_WAIT_S and the time left).
     True when the agent timeout cut the batch of commands short."""
     for cmd in commands:
@@ -173,10 +182,6 @@ def _run_commands(terminal: TerminalLike, commands: list[Command], clock: _Clock
         if left <= 0:
             return True
         terminal.send_keys(cmd.keystrokes)
-        want = min(cmd.duration, MAX_WAIT_S, left)
-        if want > 0:
-            t0 = time.monotonic()
-            terminal.wait(want)
-            # The wait counts as the model's (not harness overhead) up to what it asked for.
-            ep.waited_s += min(want, time.monotonic() - t0)
+        # Always one wait, even of 0 s: the keys go out with the terminal's next look.
+        terminal.wait(min(cmd.duration, MAX_WAIT_S, left))
     return clock.left() <= 0

@@ -34,7 +34,6 @@ MATCH = "solving command-line tasks"
 STEP_WAIT_S = 15.0            # asked per solution step; the terminal returns once the shell is idle
 _STEP_MARKER = re.compile(r"^# --- step \d+ .*---\s*$", re.M)
 _WORKDIR = "/tmp/scripted-oracle"
-_HEREDOC_END = "SCRIPTED_ORACLE_EOF"
 _FLOODS = ("seq 1 3000000\n", "yes 'All work and no play makes Jack a dull boy' | head -c 20000000\n")
 
 
@@ -54,27 +53,14 @@ def solution_steps(solve_sh: str) -> list[str]:
     return [head + solve_sh[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
-def _typeable(text: str) -> bool:
-    """Safe to type into an interactive bash as a here-document: no Tab (completion), no `!`
-    (history expansion), no other control characters, no line equal to the end marker."""
-    if "!" in text or any(ord(c) < 32 and c != "\n" for c in text):
-        return False
-    return all(line != _HEREDOC_END and len(line) < 2000 for line in text.splitlines())
-
-
 def step_keystrokes(k: int, script: str) -> str:
-    """Write step k's script to a file and run it with bash: typed as a here-document when
-    that is safe (readable in the trajectory), else as base64. A shebang line is left out."""
+    """Write step k's script to a file and run it with bash. The script travels as base64 on
+    one line: typed as a here-document, its Tabs would complete, its `!` expand, and each of its
+    lines would be an Enter the terminal counts as a command still running."""
+    blob = base64.b64encode(script.encode()).decode()
     path = f"{_WORKDIR}/step{k}.sh"
-    if script.startswith("#!"):       # run with bash anyway; its `!` would rule out typing
-        script = script.split("\n", 1)[1] if "\n" in script else ""
-    if _typeable(script):
-        body = script if script.endswith("\n") else script + "\n"
-        write = f"mkdir -p {_WORKDIR} && cat > {path} <<'{_HEREDOC_END}'\n{body}{_HEREDOC_END}\n"
-    else:
-        blob = base64.b64encode(script.encode()).decode()
-        write = f"mkdir -p {_WORKDIR} && echo {blob} | base64 -d > {path}\n"
-    return write + f"bash {path}; echo \"step {k} exit $?\"\n"
+    return (f"mkdir -p {_WORKDIR} && echo {blob} | base64 -d > {path}\n"
+            f"bash {path}; echo \"step {k} exit $?\"\n")
 
 
 def _reply(analysis: str, plan: str, commands: list[tuple[str, float]], complete: bool = False) -> dict:
@@ -104,7 +90,7 @@ def _oracle_turn(steps: list[str], n: int) -> dict:
                       [("pwd && ls\n", 0.1)])
     if n <= len(steps):
         return _reply(f"Step {n - 1} is done." if n > 1 else "The task's files are in place.",
-                      f"Run step {n} of {len(steps)} of the solution as a script.",
+                      f"Run step {n} of {len(steps)} of the solution as a script:\n{steps[n - 1]}",
                       [(step_keystrokes(n, steps[n - 1]), STEP_WAIT_S)])
     return _reply("Every step of the solution has run.", "Mark the task complete.", [], complete=True)
 

@@ -19,13 +19,14 @@ from workbench.llm.caller import LLMCaller
 from workbench.llm.client import LLMClient
 from workbench.llm.replay_server import ReplayServer, Rule, Script
 from workbench.llm.settings import Price
-from workbench.sandbox.terminal import SessionStopped
+from workbench.sandbox.terminal import SessionStopped, TerminalStats
 
 
 class FakeTerminal:
     """Keys in, canned output out: `$ <keys>` per line typed, or what `outputs` says."""
 
     def __init__(self, stop_after: int | None = None):
+        self.stats = TerminalStats()
         self.sent: list[str] = []
         self.waits: list[float] = []
         self._new: list[str] = []
@@ -40,6 +41,7 @@ class FakeTerminal:
     def wait(self, seconds: float) -> None:
         self.waits.append(seconds)
         time.sleep(seconds)
+        self.stats.waited_s += seconds
 
     def read_new(self) -> str:
         out, self._new = "".join(self._new), []
