@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
+import subprocess
 import time
+from contextlib import contextmanager
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -74,3 +77,23 @@ def wait_for_exit(ws, run) -> None:
     finally:
         if jobs.is_alive(pid):
             jobs.cancel(ws, run["run_id"])
+
+
+@contextmanager
+def stand_in_batch():
+    """A stand-in batch process in its own session, as a launch starts one; killed if still alive."""
+    proc = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def cancel_stops(at, key: str, proc) -> None:
+    """The page's Cancel button (``key``) says the cancel was sent and SIGTERM ends the process."""
+    button(at, key).click().run()
+    assert not at.exception, at.exception
+    assert any(w.value.startswith("Cancel requested") for w in at.warning)
+    assert proc.wait(timeout=10) == -signal.SIGTERM

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
 
 from pipeline.synth import jobs
-from tests.pages.apptest_helpers import (button, chart, codes, frame, metric, open_page, plotly_array,
-                                         wait_for_exit)
+from tests.pages.apptest_helpers import (button, cancel_stops, chart, codes, frame, metric, open_page,
+                                         plotly_array, stand_in_batch, wait_for_exit)
 from tests.pages.synth_fixture import (CANCELLED_RUN_ID, FUNNEL, ORACLE_FAILURE, RUN_ID, add_cancelled_run,
                                       make_synth_fixture)
 from workbench.store import tasks as store
@@ -278,9 +277,7 @@ def test_a_run_whose_process_died_is_shown_interrupted_with_the_resume_hint(work
 
 def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspace, monkeypatch):
     ws = workspace
-    # a stand-in batch process in its own session, as jobs.launch starts one
-    proc = subprocess.Popen(["sleep", "120"], start_new_session=True)
-    try:
+    with stand_in_batch() as proc:
         store.create_run(ws.db, "synth-live01", "random-walk", 5, 0, "offline", 2, proc.pid)
         store.attach_paths(ws.db, "synth-live01", "b", ["p1", "p2", "p3", "p4", "p5"])
         store.set_path_stage(ws.db, "synth-live01", "p1", "synthesized", "t-p1")
@@ -294,14 +291,7 @@ def test_a_running_run_shows_live_progress_and_cancel_stops_its_process(workspac
         assert _progress(at)[:3] == ["paths sampled: 5 / 5", "paths through synthesis: 2 / 5",
                                      "paths through verification: 1 / 5"]
         assert any("LIVE-LOG-LINE" in c for c in codes(at))
-        button(at, "synth_cancel").click().run()
-        assert not at.exception, at.exception
-        assert any(w.value.startswith("Cancel requested") for w in at.warning)
-        assert proc.wait(timeout=10) == -signal.SIGTERM
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        cancel_stops(at, "synth_cancel", proc)
 
 
 def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspace, monkeypatch):
