@@ -17,7 +17,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from pipeline.agents.protocol import AGENT_LABELS
+from analysis import failures as fail
 from pipeline.synth.llm.fidelity import recipe_of
 
 BANDS = ("unsolved", "hard", "medium", "easy", "solved")
@@ -73,42 +73,39 @@ def band(c: int, n: int) -> str:
     return "easy" if rate >= EASY_AT_LEAST else "medium"
 
 
-# --- who ran it --------------------------------------------------------------------------------
+# --- who ran it, and filters (the Failures page's rules: analysis/failures.py) ------------------
 
-def agent_label(agent: str, model: str | None) -> str:
-    """What a figure or table calls an agent config: the protocol's label (ablation says it is a
-    verifier probe, not a model), with the model where there is one."""
-    base = AGENT_LABELS.get(agent, agent)
+def agent_label(agent: str, model: str | None, stored: object = None) -> str:
+    """What a figure or table calls an agent config: the Failures page's agent label (ablation says
+    it is a verifier probe, not a model), with the model where there is one."""
+    base = fail.agent_label(agent, stored)
     return f"{base} · {model}" if model else base
 
 
 def _model(value) -> str:
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) or pd.isna(value) else str(value)
+    return value if isinstance(value, str) else ""
 
 
 def _with_agents(rollouts: pd.DataFrame) -> pd.DataFrame:
     out = rollouts.copy()
-    out["model"] = [_model(m) for m in out["model"]] if len(out) else pd.Series([], dtype=str)
-    out["agent_label"] = [agent_label(a, m) for a, m in zip(out["agent"], out["model"])] if len(out) else \
-        pd.Series([], dtype=str)
+    out["model"] = out["model"].map(_model).astype(object)
+    stored = out["agent_label"] if "agent_label" in out else [None] * len(out)
+    out["agent_label"] = pd.Series([agent_label(a, m, s) for a, m, s in zip(out["agent"], out["model"], stored)],
+                                   index=out.index, dtype=object)
     return out
 
 
 def agent_options(rollouts: pd.DataFrame) -> list[str]:
     """The agents present, in the protocol's order (others, e.g. imported Harbor agents, after)."""
-    present = set(rollouts["agent"]) if len(rollouts) else set()
-    return [a for a in AGENT_LABELS if a in present] + sorted(present - set(AGENT_LABELS))
+    return list(fail.agent_labels(rollouts))
 
 
-def model_options(rollouts: pd.DataFrame) -> list[str]:
-    return sorted({m for m in (_model(v) for v in rollouts["model"]) if m}) if len(rollouts) else []
+model_options = fail.model_options   # scripted agents read "(no model)", as on the Failures page
 
-
-# --- filtering ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class DifficultyFilter:
-    """Empty means all. A model picked leaves the scripted agents (which use none) out."""
+    """Empty means all. Models as `model_options` names them."""
     agents: tuple[str, ...] = ()
     models: tuple[str, ...] = ()
     runs: tuple[str, ...] = ()
@@ -117,16 +114,8 @@ class DifficultyFilter:
 
 
 def filter_rollouts(rollouts: pd.DataFrame, f: DifficultyFilter) -> pd.DataFrame:
-    mask = pd.Series(True, index=rollouts.index)
-    if f.agents:
-        mask &= rollouts["agent"].isin(f.agents)
-    if f.models:
-        mask &= rollouts["model"].map(_model).isin(f.models)
-    if f.runs:
-        mask &= rollouts["run_id"].isin(f.runs)
-    if f.categories:
-        mask &= rollouts["category"].isin(f.categories)
-    return rollouts[mask]
+    out = fail.filter_rollouts(rollouts, agents=f.agents, models=f.models, runs=f.runs)
+    return out[out["category"].isin(f.categories)] if f.categories else out
 
 
 def filter_bands(difficulty: pd.DataFrame, bands: Iterable[str]) -> pd.DataFrame:
@@ -209,7 +198,8 @@ def check_vs_task(rollouts: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
     if rollouts.empty:
         return pd.DataFrame(columns=RATE_COLUMNS)
     df = _with_agents(rollouts)
-    ran = tests[tests["rollout_id"].isin(set(df["rollout_id"])) & (tests["outcome"] != "skipped")]
+    mine = fail.tests_of(tests, df)
+    ran = mine[mine["outcome"] != "skipped"]     # a skipped test counts neither way
     per = ran.groupby("rollout_id")["outcome"].agg(checks_run="size", checks_passed=lambda s: int((s == "passed").sum()))
     df = df.join(per, on="rollout_id")
     rows = []
@@ -224,6 +214,48 @@ def check_vs_task(rollouts: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame(rows, columns=RATE_COLUMNS)
     return out.assign(_a=out["agent"].map(order)).sort_values(["_a", "model"]).drop(columns="_a") \
         .reset_index(drop=True)
+
+
+# --- the page's table and pickers ------------------------------------------------------------
+
+TABLE_COLUMNS = ["task_id", "task_name", "agent_label", "rollouts", "passed", "pass@1", "k", "pass@k", "band",
+                 "category", "n_steps", "provider", "sampler"]
+
+
+def task_table(difficulty: pd.DataFrame) -> pd.DataFrame:
+    """The difficulty frame as the page's table shows it (band as text)."""
+    out = difficulty.reindex(columns=TABLE_COLUMNS).copy()
+    out["band"] = out["band"].astype(str)
+    return out.reset_index(drop=True)
+
+
+def rollouts_in(rollouts: pd.DataFrame, difficulty: pd.DataFrame) -> pd.DataFrame:
+    """The rollouts behind the rows of a (band-filtered) difficulty frame."""
+    if rollouts.empty or difficulty.empty:
+        return rollouts.iloc[0:0]
+    keys = set(zip(difficulty["task_id"], difficulty["agent"], difficulty["model"]))
+    mine = [(t, a, _model(m)) in keys for t, a, m in zip(rollouts["task_id"], rollouts["agent"], rollouts["model"])]
+    return rollouts[mine]
+
+
+def run_labels(rollouts: pd.DataFrame, runs: pd.DataFrame) -> dict[str, str]:
+    """Batch id -> "id · agent model · n rollouts" for the run picker: the batches that have
+    rollouts, newest first (`runs` as workbench.store.rollouts.runs lists them); a batch the runs
+    table does not know (rows written without one) reads as its id, last."""
+    present = set(rollouts["run_id"].dropna()) if len(rollouts) else set()
+    out = {}
+    for r in runs.itertuples():
+        if r.run_id in present:
+            model = f" {r.model}" if isinstance(r.model, str) and r.model else ""
+            out[r.run_id] = f"{r.run_id} · {r.agent}{model} · {int(r.n_done)} rollouts"
+    return out | {rid: rid for rid in sorted(present - set(out))}
+
+
+def most_rollouts(rollouts: pd.DataFrame) -> int:
+    """The most rollouts any task has from one agent config: the largest k pass@k can take (≥ 1)."""
+    if rollouts.empty:
+        return 1
+    return int(_with_agents(rollouts).groupby(["task_id", "agent", "model"]).size().max())
 
 
 # --- export ------------------------------------------------------------------------------------

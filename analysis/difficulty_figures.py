@@ -1,0 +1,56 @@
+"""Figures of the Difficulty page (plotly), built from the frames of analysis/difficulty.py."""
+from __future__ import annotations
+
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+
+from analysis.difficulty import BAND_COLORS, BANDS
+from analysis.figures import clear_of_toolbar
+
+_LEGEND = dict(orientation="h", y=1.02, yanchor="bottom", x=0, title_text="")
+
+
+def bands_by_agent_figure(counts: pd.DataFrame) -> go.Figure:
+    """Tasks per band, one stacked bar per agent config (analysis.difficulty.band_counts)."""
+    fig = px.bar(counts, x="tasks", y="agent_label", color="band", orientation="h",
+                 color_discrete_map=BAND_COLORS, category_orders={"band": list(BANDS)})
+    fig.update_layout(height=max(220, 48 * counts["agent_label"].nunique() + 110), legend=_LEGEND,
+                      margin=dict(l=0, r=0, t=10, b=0), yaxis_title="", xaxis_title="tasks",
+                      yaxis=dict(autorange="reversed"))
+    return clear_of_toolbar(fig)
+
+
+def distribution_figure(dist: pd.DataFrame, dimension: str) -> go.Figure:
+    """Tasks per value of `dimension` and band (analysis.difficulty.band_distribution), one panel
+    per agent config."""
+    data = dist.assign(value=dist["value"].astype(str), band=dist["band"].astype(str))
+    panels = data["agent_label"].nunique()
+    fig = px.bar(data, x="value", y="tasks", color="band", facet_row="agent_label", color_discrete_map=BAND_COLORS,
+                 category_orders={"band": list(BANDS)}, labels={"value": dimension})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1], textangle=0, x=0, xanchor="left",
+                                               yanchor="bottom", font=dict(size=12)))
+    fig.update_layout(height=max(260, 220 * panels + 80), legend=_LEGEND, margin=dict(l=0, r=0, t=10, b=0))
+    fig.update_yaxes(title_text="tasks", dtick=1)
+    fig.update_xaxes(type="category")
+    return clear_of_toolbar(fig)
+
+
+def check_vs_task_figure(rates: pd.DataFrame) -> go.Figure:
+    """Per agent config: the share of individual tests that passed beside the share of rollouts that
+    passed whole (FACET: 89.4% of checks, 20.9% of tasks) — the gap is what near-misses cost."""
+    fig = go.Figure()
+    for column, name, color in (("check_rate", "tests passed (check level)", "#91bfdb"),
+                                ("task_rate", "rollouts passed whole (task level)", "#d7301f")):
+        counts = (rates["checks_passed"].astype(str) + "/" + rates["checks_run"].astype(str)
+                  if column == "check_rate" else
+                  rates["rollouts_passed"].astype(str) + "/" + rates["rollouts"].astype(str))
+        fig.add_trace(go.Bar(name=name, y=rates["agent_label"], x=rates[column], orientation="h",
+                             marker_color=color, text=[f"{v:.0%} ({n})" if pd.notna(v) else "no tests"
+                                                       for v, n in zip(rates[column], counts)],
+                             hovertemplate="%{y}: %{x:.1%}<extra>" + name + "</extra>"))
+    fig.update_layout(barmode="group", height=max(220, 70 * len(rates) + 110), legend=_LEGEND,
+                      margin=dict(l=0, r=0, t=10, b=0), xaxis=dict(title="pass rate", tickformat=".0%",
+                                                                    range=[0, 1.15]),
+                      yaxis=dict(autorange="reversed", title=""))
+    return clear_of_toolbar(fig)
