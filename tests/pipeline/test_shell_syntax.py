@@ -64,3 +64,16 @@ def test_slash_commands_in_prose_are_not_programs():
 
 def test_solution_commands_see_through_braces_and_xargs_replacement():
     assert solution_commands("pgrep -f x | xargs -I {} lsof -p {}\necho ${name}") == {"pgrep", "lsof", "echo"}
+
+
+def test_top_level_commands_keep_compound_commands_heredocs_and_continuations_whole():
+    from pipeline.shell_syntax import top_level_commands
+    script = ("#!/bin/bash\nset -e\n# a note\ncat > a.txt <<'EOF'\nif x\ndone\nEOF\nfor f in *.txt; do\n  echo \"$f done\"\n"
+              "done\nif [ -f x ]; then\n  echo yes\nfi\necho \"two\nlines\" \\\n  | wc -l\ncase \"$x\" in\n  *.py) echo py ;;\n"
+              "esac\nf() {\n  echo in f\n}\n(cd /tmp && ls)\necho done\n")
+    lines = script.splitlines()
+    spans = top_level_commands(script)
+    assert [lines[a] for a, _ in spans] == ["set -e", "cat > a.txt <<'EOF'", "for f in *.txt; do", "if [ -f x ]; then",
+                                            'echo "two', 'case "$x" in', "f() {", "(cd /tmp && ls)", "echo done"]
+    assert [lines[b - 1] for a, b in spans][1:7] == ["EOF", "done", "fi", "  | wc -l", "esac", "}"]
+    assert top_level_commands("if true; then\n  echo never closed\n") == [(0, 2)]   # runs to the end
