@@ -61,6 +61,17 @@ class BenchmarkIndex:
                     idx.grams.setdefault(h, rel)
         return idx
 
+    def shared(self, text: str, limit: int = 20) -> list[tuple[str, str]]:
+        """(n-gram, benchmark file) for up to `limit` n-grams `text` shares with the benchmark."""
+        words = _WORD.findall(text.lower())
+        out = []
+        for h, i in ngram_hashes(text).items():
+            if h in self.grams:
+                out.append((" ".join(words[i:i + N]), self.grams[h]))
+                if len(out) >= limit:
+                    break
+        return out
+
 
 def check_decontam(bundle: TaskBundle, index: BenchmarkIndex | None) -> CheckResult:
     if index is None:
@@ -70,13 +81,10 @@ def check_decontam(bundle: TaskBundle, index: BenchmarkIndex | None) -> CheckRes
     for path in ("instruction.md", "solution/solve.sh", "tests/test_outputs.py"):
         if path not in bundle.files:
             continue
-        text = bundle.text(path)
-        words = _WORD.findall(text.lower())
-        for h, i in ngram_hashes(text).items():
-            if h in index.grams:
-                matches.append({"file": path, "ngram": " ".join(words[i:i + N]), "benchmark_file": index.grams[h]})
-                if len(matches) >= 20:
-                    break
+        matches += [{"file": path, "ngram": gram, "benchmark_file": source}
+                    for gram, source in index.shared(bundle.text(path), limit=20 - len(matches))]
+        if len(matches) >= 20:
+            break
     reason = (f"no {N}-gram shared with {index.files} benchmark files" if not matches else
               f"{len(matches)} {N}-gram(s) shared with the benchmark, e.g. {matches[0]['file']} and "
               f"{matches[0]['benchmark_file']}: {matches[0]['ngram'][:80]!r}")
