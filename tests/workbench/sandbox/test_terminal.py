@@ -1,0 +1,141 @@
+"""The tmux Terminal in a real container of the base image: keystrokes reach the shell literally,
+long output comes back as head + tail within the cap, a running command shows as not finished
+and Ctrl-C stops it, a flood neither stops the container nor comes back whole, the recording is
+asciinema v2, bytes that are not UTF-8 survive, and a turn costs one docker exec."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from workbench.sandbox.base_image import base_image_name
+from workbench.sandbox.engine import Limits
+from workbench.sandbox.terminal import OUTPUT_CAP_BYTES, Terminal
+
+pytestmark = pytest.mark.docker
+
+# Everything tmux send-keys and bash could misread: quotes, $ and $(), backslashes, a leading
+# dash, tmux's own separator (';' inside and at the very end, and '\;'), braces, UTF-8. (A tab
+# is the Tab key, as typed: readline completes with it.)
+TRICKY = "-n a \"b\" 'c' $HOME $(id -u) `x` \\ \\n {a;b} ; ~ * é€ \\;;"
+
+
+@pytest.fixture
+def term(engine):
+    with engine.container(base_image_name(), Limits()) as box:
+        t = Terminal.open(box, width=120, height=30)
+        yield t
+        t.close()
+
+
+def turn(term: Terminal, keys: str, wait_s: float = 10.0) -> tuple[bool, str]:
+    term.send_keys(keys)
+    done = term.wait(wait_s)
+    return done, term.read_new()
+
+
+def test_keystrokes_reach_the_shell_literally(term):
+    assert term.read_new() == term.screen().strip() + "\n"    # the first read: the fresh screen, a prompt
+    assert term.last_read_kind == "new" and term.screen().endswith("/app#")
+    done, out = turn(term, f"cat > /tmp/typed <<'EOF'\n{TRICKY}\nEOF\n")
+    assert done, out
+    typed = term.box.run(["cat", "/tmp/typed"], 10).output
+    assert typed == TRICKY + "\n"
+    done, out = turn(term, "echo one; echo two;\n")        # a command line ending in ';'
+    assert done and "one\ntwo\n" in out, out
+    assert out.startswith("root@") and "echo one; echo two;" in out.splitlines()[0]
+
+
+def test_a_turn_costs_one_exec_and_returns_when_the_command_is_done(term):
+    term.read_new()
+    before = term.stats.execs
+    t0 = time.monotonic()
+    done, out = turn(term, "echo quick\n", wait_s=30)
+    assert done and "quick" in out
+    assert time.monotonic() - t0 < 10          # not the 30 s asked: the prompt came back
+    assert term.stats.execs - before == 1      # keys, wait and capture in one exec
+    assert term.stats.overhead_s > 0 and term.stats.waited_s >= 0
+
+
+def test_long_output_is_capped_head_and_tail(term):
+    term.read_new()
+    done, out = turn(term, "seq 1 300\n")       # within one capture: all of it
+    assert done and out.splitlines()[1:301] == [str(i) for i in range(1, 301)]
+    done, out = turn(term, "seq 1 30000\n", wait_s=30)
+    assert done
+    assert len(out.encode()) <= OUTPUT_CAP_BYTES
+    lines = out.splitlines()
+    assert lines[0].endswith("seq 1 30000") and lines[1:4] == ["1", "2", "3"]
+    assert lines[-2:] == ["30000", lines[-1]] and lines[-1].startswith("root@")
+    assert any("left out" in ln for ln in lines)
+    done, out = turn(term, "python3 -c \"print('x' * 100000)\"\n", wait_s=30)   # one huge line
+    assert done and len(out.encode()) <= OUTPUT_CAP_BYTES and "left out" in out
+
+
+def test_a_running_command_is_not_finished_and_ctrl_c_stops_it(term):
+    term.read_new()
+    done, out = turn(term, "sleep 30\n", wait_s=1)
+    assert not done and "sleep 30" in out
+    assert not term.wait(0.5)
+    t0 = time.monotonic()
+    done, out = turn(term, "C-c", wait_s=10)
+    assert done and time.monotonic() - t0 < 8
+    assert "^C" in out
+    done, out = turn(term, "echo status=$?\n")
+    assert done and "status=130" in out
+
+
+def test_a_flood_does_not_stop_the_container(term):
+    term.read_new()
+    # 2 MB of output: twice the Box's output cap, and 1M lines, far beyond tmux's history.
+    done, out = turn(term, "yes | head -c 2000000; echo flood-done\n", wait_s=60)
+    assert done
+    assert len(out.encode()) <= OUTPUT_CAP_BYTES and "flood-done" in out
+    assert term.box.run("echo alive", 10).output == "alive\n"
+    done, out = turn(term, "echo after\n")
+    assert done and term.last_read_kind == "new" and "after\n" in out and "y\ny" not in out
+
+
+def test_bytes_that_are_not_utf8_and_escape_codes_survive(term):
+    term.read_new()
+    done, out = turn(term, "printf '\\xff\\xfe ok \\xe9 \\033[31mred\\033[0m \\xe2\\x82\\xac\\n'\n")
+    assert done and " ok " in out and "red €" in out
+    assert "\x1b" not in out                    # the capture is text, not escape codes
+
+
+def test_full_screen_program_shows_its_screen_then_the_shell_goes_on(term):
+    term.read_new()
+    turn(term, "printf '\\033[?1049h\\033[Hfull screen app'\n", wait_s=2)
+    assert term.last_read_kind == "screen" and "full screen app" in term.screen()
+    done, out = turn(term, "printf '\\033[?1049l'; echo back\n")
+    assert done and term.last_read_kind == "new" and out.splitlines()[-2] == "back"
+
+
+def test_an_exited_shell_or_a_killed_server_gets_a_new_one(term):
+    term.read_new()
+    turn(term, "exit\n", wait_s=1)
+    done, out = turn(term, "echo back\n")
+    assert done and "back" in out
+    turn(term, "tmux -S \"${TMUX%%,*}\" kill-server\n", wait_s=1)
+    done, out = turn(term, "echo again\n")
+    assert done and "again" in out
+
+
+def test_the_recording_is_asciinema_v2(term):
+    term.read_new()
+    turn(term, "echo recorded-$((6*7))\n")
+    turn(term, "printf '\\xff\\n'\n")
+    term.close()
+    lines = term.recording().splitlines()
+    header = json.loads(lines[0])
+    assert header["version"] == 2 and (header["width"], header["height"]) == (120, 30)
+    assert isinstance(header["timestamp"], int)
+    events = [json.loads(ln) for ln in lines[1:]]
+    assert events and all(isinstance(t, float | int) and kind == "o" and isinstance(text, str)
+                          for t, kind, text in events)
+    times = [e[0] for e in events]
+    assert times == sorted(times) and times[0] >= 0
+    shown = "".join(e[2] for e in events)
+    assert "recorded-42" in shown and "echo recorded-$((6*7))" in shown and "\ufffd" in shown
+    assert term.recording() == "\n".join(lines) + "\n"     # kept after close
