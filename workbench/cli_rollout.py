@@ -19,7 +19,6 @@ EXIT_CANCELLED = 3
 
 def cmd_rollout(args) -> int:
     from pipeline.rollouts.batch import check_args, run_rollouts
-    from pipeline.rollouts.endpoint import check_endpoint
     from pipeline.rollouts.selection import SelectionError
     from workbench.sandbox.engine import Engine, SandboxError
     try:   # bad arguments are told before anything is touched
@@ -31,11 +30,10 @@ def cmd_rollout(args) -> int:
         err.print(f"[red]{exc}[/red]", soft_wrap=True)
         return EXIT_BAD_ARGS
     ws = Workspace.open(args.workspace)
-    if not args.resume and args.agent == "terminus-2":
-        try:
-            check_endpoint(ws, args.replay)
-        except ValueError as exc:
-            return _refused(ws, args, exc, EXIT_BAD_ARGS)
+    try:   # what needs no engine is checked before one is asked for
+        _preflight(ws, args)
+    except ValueError as exc:
+        return _refused(ws, args, exc, EXIT_BAD_ARGS)
     try:
         engine = Engine()
     except SandboxError as exc:
@@ -83,6 +81,19 @@ def cmd_rollout(args) -> int:
     if report.status == "done":
         judge_after_batch(ws, report, args)
     return 0 if report.status == "done" else EXIT_CANCELLED
+
+
+def _preflight(ws: Workspace, args) -> None:
+    from pipeline.rollouts.endpoint import check_endpoint
+    from pipeline.rollouts.selection import select_tasks
+    from workbench.store import rollouts as store
+    if args.resume:
+        if store.get_run(ws.db, args.resume) is None:
+            raise ValueError(f"nothing to resume: no rollout run {args.resume!r} in this workspace")
+        return
+    if args.agent == "terminus-2":
+        check_endpoint(ws, args.replay)
+    select_tasks(ws, None if args.accepted else args.tasks)
 
 
 def _check_combination(args) -> None:

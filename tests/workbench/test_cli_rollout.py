@@ -1,0 +1,100 @@
+"""`workbench rollout` end to end: bad arguments are refused with a clear error and exit 2
+before anything is recorded; an oracle batch and a terminus-2 batch against the scripted
+replay model (a test double, said so) run in real Docker and print their summary."""
+import json
+
+import pytest
+
+from workbench.cli import main
+from workbench.store import rollouts as store
+from tests.pipeline.rollouts.demo_tasks import tasks_template, tasks_ws  # noqa: F401
+
+
+def _run(capsys, *argv):
+    code = main(["rollout", *argv])
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+def _no_runs(ws):
+    assert store.runs(ws.db).empty
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--agent", "oracle"], "say which tasks: --tasks ID… or --accepted"),
+    (["--accepted"], "say which agent"),
+    (["--agent", "oracle", "--accepted", "--tasks", "t1"], "--tasks and --accepted exclude each other"),
+    (["--agent", "oracle", "--accepted", "-k", "0"], "-k must be at least 1, got 0"),
+    (["--agent", "oracle", "--accepted", "--concurrency", "0"], "--concurrency must be at least 1"),
+    (["--agent", "terminus-2", "--accepted", "--temperature", "-1"], "--temperature must be 0 or more"),
+    (["--agent", "oracle", "--accepted", "--model", "gpt-x"], "--model and --replay are for terminus-2 only"),
+    (["--agent", "nop", "--accepted", "--replay", "oracle"], "--model and --replay are for terminus-2 only"),
+    (["--agent", "terminus-2", "--accepted", "--replay", "oracle", "--model", "m"], "--model cannot be given"),
+    (["--resume", "rollout-x", "--agent", "oracle"], "--agent cannot be given with it"),
+])
+def test_bad_arguments_are_refused_with_exit_2(workspace, capsys, argv, says):
+    code, _, err = _run(capsys, "--workspace", str(workspace.root), *argv)
+    assert code == 2 and says in err.replace("\n", " ")
+    _no_runs(workspace)
+
+
+def test_an_unknown_agent_or_a_bad_budget_is_refused_by_the_parser(workspace, capsys):
+    for argv in (["--agent", "gpt"], ["--agent", "oracle", "--accepted", "--budget-usd", "-1"]):
+        with pytest.raises(SystemExit) as exc:
+            main(["rollout", "--workspace", str(workspace.root), *argv])
+        assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'gpt'" in err and "must be 0 or more" in err
+
+
+def test_unknown_tasks_no_accepted_tasks_and_unknown_runs_are_told(workspace, capsys, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_LLM_BASE_URL", "")
+    ws = str(workspace.root)
+    code, _, err = _run(capsys, "--workspace", ws, "--agent", "oracle", "--tasks", "nope")
+    assert code == 2 and "unknown task id(s): nope" in err
+    code, _, err = _run(capsys, "--workspace", ws, "--agent", "oracle", "--accepted")
+    assert code == 2 and "no accepted tasks in this workspace" in err
+    code, _, err = _run(capsys, "--workspace", ws, "--resume", "rollout-missing")
+    assert code == 2 and "no rollout run 'rollout-missing'" in err
+    code, _, err = _run(capsys, "--workspace", ws, "--agent", "terminus-2", "--accepted")
+    assert code == 2 and "needs an LLM endpoint" in err and "--replay oracle" in err
+    code, _, err = _run(capsys, "--workspace", ws, "--agent", "terminus-2", "--accepted", "--replay", "chatty")
+    assert code == 2 and "--replay 'chatty': choose one of oracle" in err
+    _no_runs(workspace)
+
+
+@pytest.mark.docker
+def test_oracle_batch_prints_its_summary_and_json(tasks_ws, capsys):
+    ws, ids = tasks_ws
+    code, out, err = _run(capsys, "--workspace", str(ws.root), "--agent", "oracle", "--tasks", ids[0], "-k", "2",
+                          "--run-id", "cli-oracle", "--no-progress")
+    assert code == 0, err
+    flat = out.replace("\n", " ")
+    assert "Run cli-oracle done: oracle; 2 of 2 rollouts stored (2 run now, 0 done before); pass@1 100%" in flat
+    assert "failures: none" in flat and str(ws.root / "runs/cli-oracle/rollouts") in flat
+    assert "progress done=2 total=2 passed=2" in out
+    code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-oracle", "--json")
+    report = json.loads(out)
+    assert code == 0 and (report["ran"], report["skipped"], report["pass_at_1"]) == (0, 2, 1.0)
+    code, _, err = _run(capsys, "--workspace", str(ws.root), "--agent", "oracle", "--tasks", ids[0],
+                        "--run-id", "cli-oracle")
+    assert code == 2 and "run id 'cli-oracle' is taken" in err and "--resume cli-oracle" in err
+
+
+@pytest.mark.docker
+def test_terminus2_against_the_scripted_replay_model_completes_k3(tasks_ws, capsys, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)    # no endpoint: the replay server is the model
+    ws, ids = tasks_ws
+    code, out, err = _run(capsys, "--workspace", str(ws.root), "--agent", "terminus-2", "--replay", "oracle",
+                          "--tasks", ids[0], "-k", "3", "--run-id", "cli-t2", "--no-progress")
+    assert code == 0, err + out
+    assert "TEST DOUBLE" in err.replace("\n", " ")                   # said plainly, before and after
+    assert "3 of 3 rollouts stored" in out.replace("\n", " ") and "pass@1 100%" in out.replace("\n", " ")
+    frame = store.rollouts_frame(ws.db, "cli-t2")
+    assert len(frame) == 3 and frame.passed.all() and set(frame.model) == {"scripted-terminus"}
+    assert (frame.turns >= 2).all() and (frame.prompt_tokens > 0).all()
+    with ws.db.read() as con:
+        calls = con.execute("SELECT DISTINCT stage, item FROM llm_calls WHERE batch_id = 'cli-t2'").fetchall()
+    assert {s for s, _ in calls} == {"agent_terminus2"} and {i for _, i in calls} == set(frame.rollout_id)
+    for row in frame.itertuples():
+        assert (ws.root / row.folder / "recording.cast").read_text().startswith("{")   # asciinema v2 header
