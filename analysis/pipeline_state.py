@@ -6,10 +6,6 @@ from dataclasses import dataclass
 
 from workbench.demo_status import DemoStatus
 
-# What the Overview says where a stage has no command yet (rollouts are not built).
-NOT_BUILT = "not built yet"
-
-
 @dataclass(frozen=True)
 class StageState:
     stage: str
@@ -41,7 +37,9 @@ def pipeline_stages(status: dict) -> list[StageState]:
                    "workbench sample"),
         StageState("Synthesis & verification", state(s["tasks"]["total"]),
                    f"{s['tasks']['accepted']} of {s['tasks']['total']} tasks accepted", "workbench synth"),
-        StageState("Rollouts", NOT_BUILT, "agents running the tasks come in a later release", "—"),
+        StageState("Rollouts", state(s["rollouts"]["total"]),
+                   f"{s['rollouts']['total']} rollouts of agents on the tasks (Difficulty and Failures pages)",
+                   "workbench rollout --accepted --agent oracle -k 3"),
     ]
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from analysis.pipeline_state import NOT_BUILT, demo_build_view, pipeline_stages
+from analysis.pipeline_state import demo_build_view, pipeline_stages
 from workbench.demo_status import new_status
 
 EMPTY = {"skills": {"total": 0, "accepted": 0, "rejected": 0, "pending": 0},
@@ -12,9 +12,12 @@ EMPTY = {"skills": {"total": 0, "accepted": 0, "rejected": 0, "pending": 0},
          "rollouts": {"total": 0}}
 
 
-def test_rollouts_have_no_command_yet():
+def test_the_rollouts_stage_names_its_command_and_counts_rollouts():
     rollouts = pipeline_stages(EMPTY)[-1]
-    assert rollouts.stage == "Rollouts" and rollouts.state == NOT_BUILT and "workbench" not in rollouts.command
+    assert rollouts.stage == "Rollouts" and rollouts.state == "not run"
+    assert rollouts.command.startswith("workbench rollout ")
+    ran = pipeline_stages({**EMPTY, "rollouts": {"total": 57}})[-1]
+    assert ran.state == "done" and ran.detail.startswith("57 rollouts")
 
 
 def _status(keys=("ingest", "graph", "tasks")):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 
 from streamlit.testing.v1 import AppTest
 
@@ -54,12 +55,25 @@ def test_overview_on_empty_workspace(workspace, monkeypatch):
     assert any("workbench ingest" in i.value for i in at.info)
 
 
-def test_overview_says_rollouts_are_not_built_yet(workspace, monkeypatch):
+def test_overview_points_at_workbench_rollout(workspace, monkeypatch):
+    """The command exists now (it read 'not built yet' with no command before issue 14)."""
     monkeypatch.setenv("WORKBENCH_HOME", str(workspace.root))
     at = AppTest.from_file(PAGE, default_timeout=60).run()
     stages = frame(at, "stage", "state", "command").set_index("stage")
-    assert stages.loc["Rollouts", "state"] == "not built yet"
-    assert "workbench rollout" not in set(stages["command"])
+    assert stages.loc["Rollouts", "state"] == "not run"
+    assert stages.loc["Rollouts", "command"] == "workbench rollout --accepted --agent oracle -k 3"
+    assert subprocess.run([sys.executable, "-m", "workbench.cli", "rollout", "--help"], capture_output=True,
+                          timeout=120).returncode == 0
+
+
+def test_overview_counts_the_stored_rollouts(graph_workspace, monkeypatch):
+    from tests.pages.rollouts_fixture import make_rollouts_fixture
+    fx = make_rollouts_fixture(graph_workspace)
+    monkeypatch.setenv("WORKBENCH_HOME", str(graph_workspace.root))
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    stages = frame(at, "stage", "state", "detail").set_index("stage")
+    assert stages.loc["Rollouts", "state"] == "done"
+    assert stages.loc["Rollouts", "detail"].startswith(f"{len(fx.records)} rollouts")
 
 
 def _build_status(ws, *, pid: int, state: str = "building", missing=()):

@@ -45,6 +45,8 @@ def workspace_status(db: Database) -> dict:
             total, accepted = con.execute(
                 f"SELECT count(*), count(*) FILTER (WHERE {accepted_set()}) FROM tasks").fetchone()
             status["tasks"] = {"total": int(total), "accepted": int(accepted)}
+        if _table_exists(con, "rollouts"):
+            status["rollouts"]["total"] = int(con.execute("SELECT count(*) FROM rollouts").fetchone()[0])
         if _table_exists(con, "llm_calls"):
             calls, hits, cost = con.execute(
                 "SELECT count(*), count(*) FILTER (WHERE cache_hit), coalesce(sum(cost_usd), 0) FROM llm_calls"
