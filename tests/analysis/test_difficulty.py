@@ -75,7 +75,8 @@ FACTS = {
 def _frame(rows: list[tuple[str, str, str | None, bool]], run_id: str = "r1") -> pd.DataFrame:
     out = []
     for i, (task, agent, model, passed) in enumerate(rows):
-        out.append({"rollout_id": f"ro{i:02d}", "run_id": run_id, "task_id": task, "agent": agent, "model": model,
+        out.append({"rollout_id": f"ro{i:02d}", "run_id": run_id, "task_id": task, "agent": agent,
+                    "agent_label": AGENT_LABELS[agent], "model": model,
                     "sample": i, "passed": passed, "withdrawn": False, **FACTS[task]})
     return pd.DataFrame(out)
 
@@ -178,10 +179,11 @@ def test_a_config_with_no_test_outcomes_has_no_check_rate():
 def test_filters():
     frame = pd.concat([_frame(ROWS), _frame([("t2", T2, "qwen3-coder", True)], run_id="r2")], ignore_index=True)
     assert d.agent_options(frame) == ["oracle", "ablation", T2]
-    assert d.model_options(frame) == [MINI, "qwen3-coder"]
+    assert d.model_options(frame) == ["(no model)", MINI, "qwen3-coder"]
     assert len(d.filter_rollouts(frame, d.DifficultyFilter())) == len(frame)
     only = d.filter_rollouts(frame, d.DifficultyFilter(models=("qwen3-coder",)))
-    assert only["run_id"].tolist() == ["r2"]                 # a model leaves scripted agents out
+    assert only["run_id"].tolist() == ["r2"]
+    assert set(d.filter_rollouts(frame, d.DifficultyFilter(models=("(no model)",)))["agent"]) == {"oracle", "ablation"}
     assert set(d.filter_rollouts(frame, d.DifficultyFilter(agents=("oracle",)))["agent"]) == {"oracle"}
     assert len(d.filter_rollouts(frame, d.DifficultyFilter(runs=("r2",)))) == 1
     assert set(d.filter_rollouts(frame, d.DifficultyFilter(categories=("text-processing",)))["task_id"]) == {"t2"}
@@ -206,6 +208,23 @@ def test_export_of_a_selection():
     assert d.rollout_command([]) == ""
 
 
+def test_the_pages_table_and_pickers():
+    frame = _frame(ROWS)
+    diff = d.task_difficulty(frame)
+    table = d.task_table(diff)
+    assert list(table.columns) == d.TABLE_COLUMNS and table["band"].tolist()[:2] == ["solved", "medium"]
+    hard = d.filter_bands(diff, ["hard"])                       # t3 by terminus-2: 4 rollouts
+    assert d.rollouts_in(frame, hard)["rollout_id"].tolist() == ["ro06", "ro07", "ro08", "ro09"]
+    assert d.rollouts_in(frame, d.filter_bands(diff, ["solved"]))["agent"].tolist() == ["oracle"] * 3
+    assert d.most_rollouts(frame) == 4 and d.most_rollouts(frame.iloc[0:0]) == 1
+    runs = pd.DataFrame([{"run_id": "r2", "agent": T2, "model": MINI, "n_done": 5},
+                         {"run_id": "r1", "agent": "oracle", "model": None, "n_done": 3},
+                         {"run_id": "r0", "agent": "nop", "model": None, "n_done": 0}])
+    both = pd.concat([frame, _frame([("t1", "nop", None, False)], run_id="lost")], ignore_index=True)
+    assert d.run_labels(both, runs) == {"r1": "r1 · oracle · 3 rollouts", "lost": "lost"}
+    assert d.run_labels(_frame(ROWS, run_id="r2"), runs) == {"r2": f"r2 · terminus-2 {MINI} · 5 rollouts"}
+
+
 def test_empty_frames():
     empty = _frame(ROWS).iloc[0:0]
     diff = d.task_difficulty(empty)
@@ -214,6 +233,6 @@ def test_empty_frames():
     for dim in d.DIMENSIONS:
         assert d.band_distribution(diff, dim).empty
     assert d.check_vs_task(empty, _tests({"x": ["passed"]})).empty
-    assert d.agent_options(empty) == [] and d.model_options(empty) == []
+    assert d.agent_options(empty) == [] and d.task_table(diff).empty and d.rollouts_in(empty, diff).empty
     assert d.selected_task_ids(diff) == [] and json.loads(d.export_json(diff)) == {"task_ids": [], "rows": []}
     assert d.export_csv(diff).decode().strip() == ",".join(d.EXPORT_COLUMNS)
