@@ -52,6 +52,9 @@ nav = st.navigation({
               st.Page(str(PAGES / "path_coverage.py"), title="Coverage", url_path="coverage")],
     "Synthesis": [st.Page(str(PAGES / "synthesis.py"), title="Synthesis", url_path="synthesis"),
                   st.Page(str(PAGES / "tasks.py"), title="Tasks", url_path="tasks")],
+    "Rollouts": [st.Page(str(PAGES / "rollouts.py"), title="Rollouts", url_path="rollouts"),
+                 st.Page(str(PAGES / "failures.py"), title="Failures", url_path="failures"),
+                 st.Page(str(PAGES / "difficulty.py"), title="Difficulty", url_path="difficulty")],
     "LLM": [st.Page(str(PAGES / "llm_costs.py"), title="LLM & cost", url_path="llm"),
             st.Page(str(PAGES / "settings.py"), title="Settings", url_path="settings")],
 })
