@@ -186,17 +186,26 @@ class Terminal:
         return look.pane.screen()
 
     def recording(self) -> str:
+        """The session so far (after close: as it was then). A container already gone or taken
+        back by the trial gives the header alone."""
         if self._recording is not None:
             return self._recording
-        raw = self.box.read_files(f"{self._dir}/rec", max_bytes=RECORDING_BYTES + 1).get("rec", b"")
+        try:
+            raw = self.box.read_files(f"{self._dir}/rec", max_bytes=RECORDING_BYTES + 1).get("rec", b"")
+        except Exception:             # RevokedError, a daemon error: the recording is not worth a crash
+            raw = b""
         return asciinema(self.width, self.height, self._started, raw, self._samples, cut_at=RECORDING_BYTES)
 
     def close(self) -> None:
-        """Keep the recording, then stop the tmux server (and with it the shell)."""
+        """Keep the recording, then stop the tmux server (and with it the shell). Never raises:
+        a container stopped at a limit has no terminal left to stop."""
         if self._recording is not None:
             return
         self._recording = self.recording()
-        self._run(["bash", "-c", f"exec 2>/dev/null; tmux -S {self._dir}/tmux.sock kill-server"], 10.0)
+        try:
+            self._run(["bash", "-c", f"exec >/dev/null 2>&1; tmux -S {self._dir}/tmux.sock kill-server"], 10.0)
+        except (SessionStopped, TerminalError):
+            pass
 
     # ------------------------------------------------------------------- one look
     def _long_output(self, pane: Pane, start: int) -> str:
@@ -277,10 +286,10 @@ class Terminal:
         return res.output
 
     def _rc(self) -> str:
-        """The shell's rc file: the user's own, then our prompt counter (builtins only: the
-        shell the agent types into forks nothing more than it would)."""
+        """The shell's rc file: what an interactive bash reads (--rcfile replaces both), then our
+        prompt counter (builtins only: the agent's shell forks nothing more than it would)."""
         counter = f"{self._dir}/prompts"
-        return ("[ -f ~/.bashrc ] && . ~/.bashrc\n__wb_n=0\n"
+        return ("[ -f /etc/bash.bashrc ] && . /etc/bash.bashrc\n[ -f ~/.bashrc ] && . ~/.bashrc\n__wb_n=0\n"
                 "__wb_prompt() { local p=0; read -t 0 && p=1; __wb_n=$((__wb_n+1)); "
                 f"{{ printf '%s %s\\n' \"$__wb_n\" \"$p\" > {counter}; }} 2>/dev/null; }}\n"
                 'PROMPT_COMMAND="__wb_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"')

@@ -11,7 +11,8 @@ import pytest
 
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.engine import Limits
-from workbench.sandbox.terminal import OUTPUT_CAP_BYTES, Terminal
+from workbench.sandbox.session import SessionStopped
+from workbench.sandbox.terminal import OUTPUT_CAP_BYTES, Terminal, TerminalError
 
 pytestmark = pytest.mark.docker
 
@@ -139,3 +140,34 @@ def test_the_recording_is_asciinema_v2(term):
     shown = "".join(e[2] for e in events)
     assert "recorded-42" in shown and "echo recorded-$((6*7))" in shown and "\ufffd" in shown
     assert term.recording() == "\n".join(lines) + "\n"     # kept after close
+
+
+def test_a_replaced_tmux_only_hurts_the_agent(term):
+    """The container is the agent's: a tmux that prints megabytes of junk leaves the terminal
+    blind (empty reads, or TerminalError), never over the Box's output cap, never a crash."""
+    term.read_new()
+    box = term.box
+    fake = "#!/bin/sh\nhead -c 3000000 /dev/zero | tr '\\0' x\nprintf '\\377\\n'\n"
+    assert box.run("mv /usr/bin/tmux /usr/bin/tmux.real", 10).ok
+    box.put({"tmux": fake.encode()}, "/usr/bin")
+    assert box.run("chmod +x /usr/bin/tmux && /usr/bin/tmux | wc -c", 30).output.strip() == "3000002"
+    for _ in range(2):
+        term.send_keys("echo lost\n")
+        try:
+            term.wait(1)
+            assert len(term.read_new().encode()) <= OUTPUT_CAP_BYTES
+        except TerminalError:
+            pass
+    assert term.box.run("echo alive", 10).output == "alive\n"
+
+
+def test_a_stopped_container_raises_session_stopped_and_close_does_not(engine):
+    with engine.container(base_image_name(), Limits()) as box:
+        term = Terminal.open(box)
+        term.send_keys("echo before\n")
+        assert term.wait(5)
+        assert box.run("sleep 10", 0.5).timed_out          # a limit stops the container
+        with pytest.raises(SessionStopped, match="time limit"):
+            term.wait(1)
+        term.close()
+        assert json.loads(term.recording().splitlines()[0])["version"] == 2
