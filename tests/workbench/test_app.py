@@ -13,7 +13,7 @@ from workbench.demo_status import STAGES, new_status, write_status
 
 APP = str(REPO_ROOT / "workbench" / "app.py")
 TOKEN = "s3cret-token-for-the-gate-test"
-PAGES = ["skills", "scenarios", "graph", "path_coverage", "synthesis", "tasks", "llm_costs", "settings"]
+PAGES = ["skills", "scenarios", "graph", "path_coverage", "synthesis", "tasks", "llm_costs", "settings", "difficulty"]
 
 
 def _titles(at) -> list[str]:
