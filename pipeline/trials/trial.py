@@ -20,6 +20,7 @@ from pipeline.trials.sandbox import TOOLCHAIN_UNUSABLE, is_running, limits_for, 
 from pipeline.trials.test_phase import TestPhaseResult, run_tests
 from pipeline.verify.reward import failing
 from workbench.sandbox.bundle import TaskBundle
+from workbench.sandbox.ceilings import grant
 from workbench.sandbox.engine import Engine
 from workbench.sandbox.task_toml import TaskToml
 from workbench.sandbox.toolchain import ToolchainError
@@ -51,6 +52,7 @@ def run_trial(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, age
     errors propagate (the container is removed all the same)."""
     t0 = time.monotonic()
     stop = stop or threading.Event()
+    cfg = grant(cfg, allow_network=cfg.network_granted).task   # a raw task.toml gets no more than a checked one
     limits = limits_for(cfg, timeout_scale)
     timings: dict[str, float] = {}
     try:

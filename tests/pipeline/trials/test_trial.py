@@ -20,6 +20,7 @@ from pipeline.trials.trial import run_trial
 from pipeline.verify.docker_checks import check_build
 from tests.helpers import sum_bundle
 from workbench.sandbox.bundle import read_bundle
+from workbench.sandbox.ceilings import CEILINGS
 from workbench.sandbox.task_toml import parse
 from workbench.store import tasks as store
 from workbench.workspace import Workspace
@@ -173,6 +174,29 @@ def test_an_agent_that_raises_is_crashed_and_its_container_removed(engine, sum_t
     assert r.agent.error == "the agent raised RuntimeError: the agent's own bug"
     assert r.agent.details == {"exception": "RuntimeError"}
     assert r.tests and r.tests[0]["outcome"] == "failed"             # the tests ran all the same
+    _no_container_left(engine)
+
+
+class Records(ScriptedAgent):
+    """Notes the context it was given."""
+    name = "nop"
+    seen: dict = {}
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        Records.seen = {"timeout_s": ctx.timeout_s, "instruction": ctx.instruction, "seed": ctx.seed,
+                        "trial_id": ctx.trial_id, "run_id": ctx.run_id}
+        return AgentResult(status="completed")
+
+
+def test_the_agent_gets_the_capped_limit_and_the_tasks_instruction(engine, sum_task):
+    """A task.toml read as it is (not through verify's grant) still gets no more than the ceilings."""
+    bundle, _, image = sum_task
+    raw = parse(bundle.text("task.toml")).model_copy(update={"agent_timeout_sec": 1e9})
+    r = run_trial(engine, image, bundle, raw, Records(), trial_id="trial-r", task_id="t", seed=4, run_id="run-1",
+                  timeout_scale=0.5)
+    assert Records.seen == {"timeout_s": CEILINGS.agent_timeout_sec * 0.5, "instruction": bundle.text("instruction.md"),
+                            "seed": 4, "trial_id": "trial-r", "run_id": "run-1"}
+    assert r.failure_class == "test_assertion"
     _no_container_left(engine)
 
 
