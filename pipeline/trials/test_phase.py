@@ -45,6 +45,7 @@ def run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, watc
         return TestPhaseResult({"tests": [], "reward": None, "exit_code": None}, "", f"{NOT_CLEAN}: {exc}",
                                seconds=time.monotonic() - t0)
     box.put(bundle.under("tests"), "/tests")
+    box.settle_oom_count()
     res = phase.run_test_sh(box, timeout)
     log = f"{TEST_LOG_MARK}   (the verifier's own bash, python3 and pytest)\n{res.output}"
     stray, written = None, []

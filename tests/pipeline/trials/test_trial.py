@@ -177,6 +177,34 @@ def test_an_agent_that_raises_is_crashed_and_its_container_removed(engine, sum_t
     _no_container_left(engine)
 
 
+class OomChild(ScriptedAgent):
+    """Runs a command whose child the kernel OOM-kills, and which exits 0 all the same."""
+    name = "nop"
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        res = ctx.box.run("python3 -c \"a = ' ' * (1024 * 2**20)\"; true", 60)
+        return AgentResult(status="completed" if res.exit_code == 0 else "crashed", error=res.output[-300:])
+
+
+def test_an_oom_kill_in_the_agents_part_is_not_the_tests(engine):
+    """The kernel's OOM count is the container's: one the agent caused before the tests must
+    not make failing tests read as test.sh running out of memory (test.sh exits with pytest's
+    code here, as hand-written ones do: a non-zero exit is when the count is looked at)."""
+    from pipeline.synth.layout import TEST_SH
+    from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
+    toml = render(TaskToml(name="workbench/oom", metadata=TaskMetadata(category="text-processing"), memory_mb=256,
+                           agent_timeout_sec=60, verifier_timeout_sec=30))
+    test_sh = TEST_SH.rsplit("exit 0", 1)[0] + "exit $rc\n"
+    bundle = sum_bundle(name="workbench/oom", extra_files={"task.toml": toml, "tests/test.sh": test_sh})
+    cfg = parse(toml)
+    build, res = check_build(engine, bundle, cfg, 1.0)
+    assert build.passed, build.reason
+    r = run_trial(engine, res.image, bundle, cfg, OomChild(), trial_id="trial-oom", task_id="t")
+    assert r.agent.status == "completed", r.agent.error
+    assert r.problem is None and r.failure_class == "test_assertion" and r.tests[0]["outcome"] == "failed"
+    _no_container_left(engine)
+
+
 class Records(ScriptedAgent):
     """Notes the context it was given."""
     name = "nop"
