@@ -7,6 +7,7 @@ trajectory and the asciinema recording.
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 
 from pipeline.agents.protocol import AGENT_LABELS, AgentContext, AgentResult
 from pipeline.agents.terminus2 import messages as msg
@@ -86,6 +87,9 @@ class Terminus2Agent:
         result.agent_s = time.monotonic() - t0
         result.details.update(model=self.model, temperature=self.temperature, max_turns=self.max_turns,
                               prompt_version=tpl.version)
+        if terminal is not None:           # where harness time goes (the benchmark reads it)
+            result.details["terminal"] = {k: round(v, 4) if isinstance(v, float) else v
+                                          for k, v in asdict(terminal.stats).items()}
         return result
 
 

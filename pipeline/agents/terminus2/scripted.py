@@ -15,7 +15,8 @@ matching key wins. Behaviours:
 - `early_complete`: marks the task complete before doing anything; after the confirmation
   question it does the oracle's work, then completes and confirms.
 - `malformed`: never sends a reply the parser accepts (prose, broken JSON, missing fields).
-- `never_completes`: runs a harmless command every turn and never marks the task complete.
+- `never_completes`: runs a harmless half-second command every turn and never marks the task
+  complete.
 - `floods`: prints tens of megabytes to the terminal, then completes and confirms.
 """
 from __future__ import annotations
@@ -103,7 +104,8 @@ def _behave(behaviour: str, tasks: Mapping[str, str], body: dict) -> dict | str:
                 '{"analysis": "broken", "plan": "x", "commands": [',          # cut off mid-array
                 '{"analysis": "fields missing"}')[n % 3]
     if behaviour == "never_completes":
-        return _reply(f"Still checking (turn {n + 1}).", "Keep looking.", [(f"echo still working {n + 1}\n", 0.1)])
+        return _reply(f"Still checking (turn {n + 1}).", "Keep looking.",
+                      [(f"sleep 0.5; echo still working {n + 1}\n", 1.0)])
     if behaviour == "floods":
         if asked:
             return _reply("The output was long.", "Confirm.", [], complete=True)

@@ -48,8 +48,10 @@ def demo_task(graph_workspace_template, tmp_path_factory, engine):
     return ws, bundle, cfg, built.image
 
 
-def _rollout(engine, demo_task, behaviour, *, max_turns=None, timeout_scale=1.0):
+def _rollout(engine, demo_task, behaviour, *, max_turns=None, agent_timeout_s=None):
     ws, bundle, cfg, image = demo_task
+    if agent_timeout_s is not None:
+        cfg = cfg.model_copy(update={"agent_timeout_sec": agent_timeout_s})
     rules = scripted_terminus_rules(solutions_by_instruction([bundle]), behaviour)
     trial_id = f"t2-{behaviour}-{uuid.uuid4().hex[:8]}"
     with ReplayServer(Script(rules)) as srv:
@@ -59,7 +61,7 @@ def _rollout(engine, demo_task, behaviour, *, max_turns=None, timeout_scale=1.0)
         try:
             agent = make_agent("terminus-2", caller=caller, model=REPLAY_MODEL, max_turns=max_turns)
             trial = run_trial(engine, image, bundle, cfg, agent, trial_id=trial_id, task_id=cfg.name,
-                              timeout_scale=timeout_scale, run_id="run-t2")
+                              run_id="run-t2")
         finally:
             caller.close()
     return trial, trial_id
@@ -88,6 +90,7 @@ def test_the_oracle_typing_model_solves_a_demo_task(engine, demo_task, tmp_path)
     assert len(steps) == a.turns and all("exit 0" in o for o in _observations(steps)[1:1 + n_steps])
     assert a.prompt_tokens > 0 and a.cost_usd > 0 and a.llm_s > 0
     assert 0 <= a.overhead_s < a.agent_s and a.details["waited_s"] > 0
+    assert a.details["terminal"]["calls"] >= a.turns               # a look into the container per command
     header = json.loads(a.recording.splitlines()[0])
     assert header["version"] == 2 and len(a.recording.splitlines()) > 1
     with ws.db.read() as con:
@@ -128,3 +131,14 @@ def test_a_flood_of_output_reaches_the_model_capped_and_the_container_survives(e
     observations = _observations(_valid(tmp_path, a.trajectory))
     assert all(len(o.encode()) <= OBSERVATION_CAP for o in observations)
     assert len(a.log) <= 250_000 and len(json.dumps(a.trajectory)) < 200_000
+
+
+def test_the_agent_timeout_ends_the_rollout_and_keeps_what_happened(engine, demo_task, tmp_path):
+    trial, _ = _rollout(engine, demo_task, "never_completes", agent_timeout_s=4)
+    a = trial.agent
+    assert a.status == "timeout" and trial.failure_class == "timeout" and "4 s" in a.error
+    assert a.agent_s < 4 + 5 and a.turns >= 2                      # cut by the agent, not the trial's margin
+    assert trial.tests                                             # the tests still ran after it
+    steps = _valid(tmp_path, a.trajectory)
+    assert len(steps) == a.turns and "still working 1" in _observations(steps)[0]
+    assert "timeout" in a.trajectory["notes"] and a.recording
