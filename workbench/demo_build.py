@@ -13,6 +13,7 @@ import threading
 import time
 from pathlib import Path
 
+from workbench import demo_rollouts
 from workbench.config import DEMO_CORPUS, REPO_ROOT
 from workbench.console import err
 from workbench.console import progress_bar as _progress
@@ -48,6 +49,8 @@ def demo_todo(ws: Workspace) -> list[str]:
         ("sample", s["paths"]["total"] == 0),
         ("tasks", s["tasks"]["total"] == 0),
         ("llm_tasks", llm is None or llm["status"] != "finished")) if missing]
+    if demo_rollouts.rollouts_missing(ws, tasks_missing=bool({"tasks", "llm_tasks"} & set(todo))):
+        todo.append("rollouts")
     return todo
 
 
@@ -243,35 +246,62 @@ def _engine_or_skip(ws, tracker, key: str, docker):
     return None
 
 
-def _synthesize(tracker, key: str, total: int, stop, run) -> object:
-    """One synthesis batch with its progress on the terminal and in the status file; a stop
-    (SIGTERM) lets the batch end cleanly, then ends the build."""
-    progress, update = _progress("Synthesis", err.is_terminal)
+# What a Docker stage says when it starts: on the terminal, and as its detail in the status file.
+_ANNOUNCE = {
+    "tasks": (f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …", ""),
+    "llm_tasks": (f"Synthesizing {DEMO_LLM_TASKS} tasks with the LLM synthesizer against a scripted replay server "
+                  "(no API key; some replies broken on purpose, so repairs show; a minute or two) …",
+                  "scripted replay server, faults on purpose"),
+    "rollouts": (f"Rolling out oracle, nop and ablation (k = {demo_rollouts.K}) on the accepted tasks, and terminus-2 "
+                 "against a scripted replay model (a test double, no API key) on a few …",
+                 "oracle, nop, ablation; terminus-2 against a scripted test model"),
+}
 
-    def both(r):
-        done = r["verified"] + r["failed"]
-        update(done, total, f"{r['accepted']} accepted")
-        tracker.progress(key, done, total, f"{r['accepted']} accepted")
+
+def _docker_stage(ws, tracker, key: str, docker):
+    """Start a stage that needs Docker: the engine (the stage announced and running), or None
+    with the stage skipped (`_engine_or_skip`)."""
+    engine = _engine_or_skip(ws, tracker, key, docker)
+    if engine is not None:
+        announce, detail = _ANNOUNCE[key]
+        err.print(announce)
+        tracker.start(key, detail)
+    return engine
+
+
+def _tracked(tracker, key: str, stop, run, label: str) -> object:
+    """`run(both)` with its progress (`both(done, total, what)`) on the terminal and in the status
+    file; a stop (SIGTERM) lets the batch end cleanly, then ends the build."""
+    progress, update = _progress(label, err.is_terminal)
+
+    def both(done, total, what):
+        update(done, total, what)
+        tracker.progress(key, done, total, what)
     _in_synthesis.set()
     try:
         with progress:
-            report = run(both)
+            result = run(both)
     finally:
         _in_synthesis.clear()
     if stop.is_set():
         raise SystemExit(143)
-    return report
+    return result
+
+
+def _synthesize(tracker, key: str, total: int, stop, run) -> object:
+    """One synthesis batch, its progress tracked (`_tracked`) as verified or failed paths."""
+    def per_report(both):
+        return run(lambda r: both(r["verified"] + r["failed"], total, f"{r['accepted']} accepted"))
+    return _tracked(tracker, key, stop, per_report, "Synthesis")
 
 
 def _tasks(ws, tracker, docker, stop) -> None:
     """A first synthesis batch, when a Docker engine and the base image are at hand; without
     them the demo still serves every other page and says how to get there."""
     from pipeline.synth.batch import run_synth
-    engine = _engine_or_skip(ws, tracker, "tasks", docker)
+    engine = _docker_stage(ws, tracker, "tasks", docker)
     if engine is None:
         return
-    err.print(f"Synthesizing and verifying {DEMO_TASKS} tasks in Docker (about half a minute) …")
-    tracker.start("tasks")
     report = _synthesize(tracker, "tasks", DEMO_TASKS, stop, lambda both: run_synth(
         ws, n_paths=DEMO_TASKS, seed=1, concurrency=2, engine=engine, progress=both, stop=stop))
     msg = f"{report.accepted} of {report.sampled} tasks accepted"
@@ -293,12 +323,9 @@ def _llm_tasks(ws, tracker, docker, stop) -> None:
     from workbench.llm.runtime import open_client
     from workbench.llm.settings import LLMSettings
     from workbench.store import repairs
-    engine = _engine_or_skip(ws, tracker, "llm_tasks", docker)
+    engine = _docker_stage(ws, tracker, "llm_tasks", docker)
     if engine is None:
         return
-    err.print(f"Synthesizing {DEMO_LLM_TASKS} tasks with the LLM synthesizer against a scripted replay server "
-              "(no API key; some replies broken on purpose, so repairs show; a minute or two) …")
-    tracker.start("llm_tasks", "scripted replay server, faults on purpose")
     prev = _llm_run(ws)
     run_id = prev["run_id"] if prev is not None else new_run_id()
     scripted, _ = scripted_replies(ws, DEMO_LLM_FAULTS)
@@ -321,6 +348,18 @@ def _llm_tasks(ws, tracker, docker, stop) -> None:
     tracker.finish("llm_tasks", detail=msg)
 
 
+def _rollouts(ws, tracker, docker, stop) -> None:
+    """Oracle, nop and ablation rollouts on the accepted tasks, terminus-2 against the scripted
+    replay model on a few, the scripted trajectory judge after (workbench/demo_rollouts.py)."""
+    engine = _docker_stage(ws, tracker, "rollouts", docker)
+    if engine is None:
+        return
+    msg = _tracked(tracker, "rollouts", stop,
+                   lambda both: demo_rollouts.run_demo_rollouts(ws, engine, stop=stop, progress=both), "Rollouts")
+    err.print(msg + ".")
+    tracker.finish("rollouts", detail=msg)
+
+
 _STAGES = {"ingest": _ingest, "scenarios": _scenarios, "graph": _graph, "sample": _sample, "tasks": _tasks,
-           "llm_tasks": _llm_tasks}
-_NEEDS_DOCKER = ("tasks", "llm_tasks")
+           "llm_tasks": _llm_tasks, "rollouts": _rollouts}
+_NEEDS_DOCKER = ("tasks", "llm_tasks", "rollouts")

@@ -20,6 +20,8 @@ STAGES = {
     "docker": "Set up Docker and the base image",
     "tasks": "Synthesize and verify a first batch of tasks in Docker",
     "llm_tasks": "Synthesize a small batch with the LLM synthesizer against a scripted replay server (no API key)",
+    "rollouts": "Roll out oracle, nop and ablation (a verifier probe) on the accepted tasks, and terminus-2 "
+                "against a scripted test model on a few",
 }
 
 

@@ -1,5 +1,6 @@
 """The demo build: only what is missing, its progress in the status file, and what it lacks
-(here: a machine with no Docker engine) said there."""
+(here: a machine with no Docker engine) said there; with Docker, its tasks, LLM-built tasks
+and rollouts."""
 from __future__ import annotations
 
 import subprocess
@@ -12,19 +13,25 @@ from tests.pages.apptest_helpers import open_page
 from workbench.demo_build import DEMO_LLM_FAULTS, DEMO_TASKS, demo_todo, ensure_demo
 from workbench.demo_status import new_status, read_status, write_status
 from workbench.llm.settings import load_settings
+from pipeline.agents.protocol import AGENT_LABELS
+from workbench import demo_rollouts
 from workbench.store import repairs
+from workbench.store import rollouts as ro_store
 from workbench.store import tasks as task_store
+from workbench.store import trajectory_judgements as judgements
 
 
 def test_a_demo_without_docker_finishes_and_says_what_it_lacks(graph_workspace, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")   # no engine answers
-    assert demo_todo(graph_workspace) == ["tasks", "llm_tasks"]
+    assert demo_todo(graph_workspace) == ["tasks", "llm_tasks", "rollouts"]
     ensure_demo(str(graph_workspace.root))
     status = read_status(graph_workspace.root)
     assert status.state == "done" and not status.running
-    assert [(s.key, s.state) for s in status.stages] == [("tasks", "skipped"), ("llm_tasks", "skipped")]
+    assert [(s.key, s.state) for s in status.stages] == [("tasks", "skipped"), ("llm_tasks", "skipped"),
+                                                         ("rollouts", "skipped")]
     assert "no Docker engine answers" in status.stage("tasks").detail
     assert "no Docker engine answers" in status.stage("llm_tasks").detail
+    assert "no Docker engine answers" in status.stage("rollouts").detail
     assert len(status.missing) == 1 and "`workbench doctor`" in status.missing[0]
 
 
@@ -58,7 +65,7 @@ def test_a_failed_docker_set_up_is_said_with_the_end_of_its_log(graph_workspace,
     status = read_status(graph_workspace.root)
     assert status.state == "done"
     assert [(s.key, s.state) for s in status.stages] == [("docker", "failed"), ("tasks", "skipped"),
-                                                         ("llm_tasks", "skipped")]
+                                                         ("llm_tasks", "skipped"), ("rollouts", "skipped")]
     docker = status.stage("docker").detail
     assert "Docker set-up failed (exit 1" in docker and "no Docker engine answers; start one" in docker
 
@@ -74,8 +81,9 @@ def test_the_demo_builds_llm_tasks_with_repairs_and_costs_without_a_key(graph_wo
     ensure_demo(str(ws.root))
     status = read_status(ws.root)
     assert status.state == "done", status.error
-    assert [(s.key, s.state) for s in status.stages] == [("tasks", "done"), ("llm_tasks", "done")]
+    assert [(s.key, s.state) for s in status.stages] == [("tasks", "done"), ("llm_tasks", "done"), ("rollouts", "done")]
     assert "at the replay model's demo price" in status.stage("llm_tasks").detail
+    _the_demo_has_rollouts(ws, monkeypatch, status.stage("rollouts").detail)
     run = task_store.runs(ws.db).query("provider == 'llm'").iloc[0]
     assert run["status"] == "finished"
     tasks = task_store.tasks_frame(ws.db)
@@ -107,3 +115,37 @@ def test_the_demo_builds_llm_tasks_with_repairs_and_costs_without_a_key(graph_wo
     ensure_demo(str(ws.root))
     assert task_store.get_run(ws.db, run["run_id"])["status"] == "finished"
     assert len(task_store.runs(ws.db).query("provider == 'llm'")) == 1
+    # a demo rollout batch cut short is resumed under its own run id, and runs nothing done before
+    n = len(ro_store.rollouts_frame(ws.db))
+    ro_store.set_run_status(ws.db, "demo-nop", "cancelled", "stopped")
+    assert demo_todo(ws) == ["rollouts"]
+    ensure_demo(str(ws.root))
+    assert ro_store.get_run(ws.db, "demo-nop")["status"] == "done" and len(ro_store.rollouts_frame(ws.db)) == n
+
+
+def _the_demo_has_rollouts(ws, monkeypatch, detail: str) -> None:
+    """Oracle, nop and ablation rollouts (k = 3) on every accepted task, terminus-2 against the
+    scripted model on a few (solved) and on one more (never completed: sent to the scripted
+    trajectory judge, too hard); labelled as what they are; the rollout pages show them."""
+    accepted = set(task_store.accepted_tasks(ws.db)["task_id"])
+    frame = ro_store.rollouts_frame(ws.db)
+    per = frame.groupby(["agent", "task_id"]).size()
+    for agent in ("oracle", "nop", "ablation"):
+        assert set(per[agent].index) == accepted and (per[agent] == demo_rollouts.K).all(), agent
+    by_agent = frame.groupby("agent")["passed"].mean()
+    assert by_agent["oracle"] == 1.0 and by_agent["nop"] == 0.0
+    assert set(frame["agent_label"]) >= {AGENT_LABELS["ablation"], AGENT_LABELS["nop"]}
+    ablation = ro_store.test_outcomes(ws.db).query("agent == 'ablation'")
+    assert (ablation["outcome"] == "failed").any() and (ablation["outcome"] == "passed").any()   # per-test data
+    t2 = frame[frame["agent"] == "terminus-2"]
+    assert set(t2["model"]) == {"scripted-terminus"}
+    solved = t2[t2["run_id"] == "demo-terminus2"]
+    stuck = t2[t2["run_id"] == "demo-terminus2-stuck"]
+    assert len(solved) == demo_rollouts.N_TERMINUS_TASKS * demo_rollouts.K and solved["passed"].all()
+    assert len(stuck) == demo_rollouts.K and set(stuck["failure_class"]) == {"never_completed"}
+    [judged] = judgements.judgements(ws.db).itertuples()
+    assert judged.task_id == stuck["task_id"].iloc[0] and judged.verdict == "too_hard"
+    assert judged.model == "scripted-trajectory-judge"
+    assert "scripted test model" in detail and "test double" in detail
+    for page in ("difficulty.py", "failures.py"):
+        open_page(ws, monkeypatch, page)
