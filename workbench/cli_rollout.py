@@ -140,25 +140,24 @@ def _print_report(ws: Workspace, report) -> None:
 
 def judge_after_batch(ws: Workspace, report, args) -> None:
     """The hook after a finished batch: SETA's trajectory judge on the tasks no LLM rollout solved
-    (pipeline.judge.trajectory_judge.judge_unsolved, helper G's). It runs only for LLM agents,
-    when that module is there, an LLM endpoint is configured and --no-judge is not given."""
+    (workbench.cli_judge). Only for LLM agents and without --no-judge; with --replay the judge is
+    the scripted test judge too (labelled); with no endpoint it is skipped, saying so."""
     if args.no_judge or report.agent != "terminus-2":
         return
+    from workbench.cli_judge import judge_trajectories, print_report
+    from workbench.store import rollouts as store
+    run = store.get_run(ws.db, report.run_id) or {}
+    params = json.loads(run["params"]) if isinstance(run.get("params"), str) else (run.get("params") or {})
+    replay = bool(args.replay or params.get("replay"))      # a resumed replay run is judged by the test judge too
     try:
-        from pipeline.judge.trajectory_judge import judge_unsolved
-    except ImportError:
+        judged = judge_trajectories(ws, run_id=report.run_id, replay=replay, budget_usd=args.budget_usd)
+    except ValueError as exc:
+        err.print(f"Trajectory judge skipped: {exc} (`workbench judge-trajectories` runs it later).", soft_wrap=True)
         return
-    from workbench.llm.caller import LLMCaller
-    from workbench.llm.runtime import open_client, workspace_settings
-    if not workspace_settings(ws).online:
-        err.print("Trajectory judge skipped: no LLM endpoint configured (`workbench judge-trajectories` runs it later).")
-        return
-    caller = LLMCaller(open_client(ws, budget_usd=args.budget_usd))
-    try:
-        judged = judge_unsolved(ws, caller, run_id=report.run_id)
-    finally:
-        caller.close()
-    out.print(Text(f"  trajectory judge: {judged}"), soft_wrap=True)
+    if args.json:
+        err.print(Text(judged.summary()), soft_wrap=True)   # stdout stays one JSON document
+    else:
+        print_report(judged)
 
 
 def add_commands(sub, common: argparse.ArgumentParser) -> None:

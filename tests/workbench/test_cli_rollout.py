@@ -98,3 +98,23 @@ def test_terminus2_against_the_scripted_replay_model_completes_k3(tasks_ws, caps
     assert {s for s, _ in calls} == {"agent_terminus2"} and {i for _, i in calls} == set(frame.rollout_id)
     for row in frame.itertuples():
         assert (ws.root / row.folder / "recording.cast").read_text().startswith("{")   # asciinema v2 header
+
+
+@pytest.mark.docker
+def test_an_unsolved_terminus2_task_goes_to_the_trajectory_judge_after_the_batch(tasks_ws, capsys, monkeypatch):
+    """The hook after a batch: a model that never completes leaves the task unsolved over 3
+    rollouts, and the (scripted, labelled) trajectory judge gives it a verdict; --no-judge skips it."""
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
+    ws, ids = tasks_ws
+    code, out, err = _run(capsys, "--workspace", str(ws.root), "--agent", "terminus-2", "--replay", "never_completes",
+                          "--max-turns", "2", "--tasks", ids[0], "-k", "3", "--run-id", "cli-unsolved",
+                          "--no-progress")
+    assert code == 0, err + out
+    frame = store.rollouts_frame(ws.db, "cli-unsolved")
+    assert len(frame) == 3 and set(frame.failure_class) == {"never_completed"}
+    assert "trajectory judge: 1 unsolved task(s); judged 1" in out.replace("\n", " ")
+    with ws.db.read() as con:
+        verdicts = con.execute("SELECT task_id, verdict FROM trajectory_judgements").fetchall()
+    assert [t for t, _ in verdicts] == [ids[0]]
+    code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-unsolved", "--no-judge")
+    assert code == 0 and "trajectory judge" not in out
