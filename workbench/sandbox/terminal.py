@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from workbench.sandbox.session import SessionStopped
+from workbench.sandbox.terminal_channel import Channel, ChannelBroken
 from workbench.sandbox.terminal_text import (Mark, Pane, asciinema, cap_head_tail, locate, mark_matches,
                                              tmux_key_commands, visible_text)
 
@@ -53,6 +54,7 @@ POLL_S = 0.02                     # how often a wait looks at the prompt counter
 DIR = "/run/workbench-terminal"   # our socket, shell rc, prompt counter and recording
 _EXEC_SLACK_S = 20.0              # an exec's limit beyond the wait it was asked for
 _FIRST_PROMPT_S = 10.0
+_CHANNEL_TRIES = 3                # channels broken (the agent killed it) before one exec per look for good
 
 # One docker exec per look at the terminal. $1..$10 as below, then the tmux calls that type
 # the pending keys, each as a count and that many arguments. START=1 (the first call, or the
@@ -60,23 +62,26 @@ _FIRST_PROMPT_S = 10.0
 # agent exited its shell) respawns the shell. It reads the prompt counter, types, and (EARLY=1)
 # waits until a prompt after the typing shows with no typed input left over, or the time is
 # up; then prints one WBTERM line, tmux's facts about the pane and the rows FROM..UPTO cut to
-# the byte cap (tail -c: a cut only loses the oldest rows). bash's PROMPT_COMMAND writes the
+# their last CAP bytes (a cut only loses the oldest rows; ${var: -n} in the C locale counts
+# bytes, and needs no fork of tail; no ${var%%pattern} on what tmux printed: bash matches
+# those in quadratic time, and a replaced tmux can print megabytes). bash's PROMPT_COMMAND writes the
 # counter as "N P": N prompts so far, P=1 when typed input was already waiting (read -t 0) as
 # that prompt showed, so the next line runs at once and the shell is not idle yet. That tells
 # a heredoc (many Enters, one command) or a REPL (Enters that bash never sees) apart for free.
-# Forks per call: tmux (twice with keys), stat and tail; waiting is builtins only. The
-# recording is written by dd (unbuffered: the file grows as the pane shows output; head -c
-# would hold it back in stdio buffers).
+# Forks per call: tmux (twice with keys); waiting is builtins only. The recording is written
+# by dd (unbuffered: the file grows as the pane shows output; head -c would hold it back in
+# stdio buffers); its size is dd's file position, read from /proc without a fork (stat once dd
+# is gone: the cap was reached, or the agent killed it).
 _SCRIPT = r'''exec 2>/dev/null
 D=$1 T=$2 WAIT_MS=$3 EARLY=$4 TARGET=$5 FROM=$6 UPTO=$7 CAP=$8 START=$9 SIZE=${10} RC=${11}; shift 11
-S=$D/tmux.sock; t0=$EPOCHREALTIME
+S=$D/tmux.sock
 counter() { read -r n p 2>/dev/null < "$D/prompts"; [[ $n =~ ^[0-9]+$ ]] || n=0; [ "$p" = 0 ] || p=1; }
 if [ "$START" = 1 ]; then
   mkdir -p "$D" && printf '%s\n' "$RC" > "$D/rc" && : > "$D/prompts"
   tmux -S "$S" -f /dev/null start-server \; set -g history-limit ''' + str(HISTORY_LIMIT) + r''' \; \
     set -g status off \; set -g remain-on-exit on \; \
     new-session -d -s "$T" -x "${SIZE% *}" -y "${SIZE#* }" "exec bash --rcfile '$D/rc' -i" \; \
-    pipe-pane -t "$T" "exec dd bs=65536 iflag=count_bytes count=''' + str(RECORDING_BYTES) + r''' \
+    pipe-pane -t "$T" "echo \$\$ > '$D/ddpid'; exec dd bs=65536 iflag=count_bytes count=''' + str(RECORDING_BYTES) + r''' \
       oflag=append conv=notrunc status=none of='$D/rec'" >/dev/null || { echo "WBTERM-FAILED tmux"; exit 3; }
 elif [ "$START" = 2 ]; then
   : > "$D/prompts"; tmux -S "$S" respawn-pane -t "$T" >/dev/null
@@ -84,7 +89,7 @@ fi
 sent=-1
 if [ $# -gt 0 ]; then counter; sent=$n; TARGET=$((n + 1)); EARLY=1; fi
 while [ $# -gt 0 ]; do k=$1; shift; tmux -S "$S" "${@:1:$k}" >/dev/null; shift "$k"; done
-idle=0
+idle=0; t0=$EPOCHREALTIME          # the wait starts once the keys are typed
 [ -p "$D/tick" ] || mkfifo "$D/tick"; exec 9<>"$D/tick"
 end=$(( ${t0/[.,]/} + WAIT_MS * 1000 ))
 while :; do
@@ -93,10 +98,16 @@ while :; do
   [ "${EPOCHREALTIME/[.,]/}" -lt "$end" ] || break
   read -r -t ''' + str(POLL_S) + r''' -u 9 _; [ $? -gt 128 ] || sleep ''' + str(POLL_S) + r'''
 done
-t1=$EPOCHREALTIME; s1=$(stat -c %s "$D/rec") || s1=0
+t1=$EPOCHREALTIME; s1=
+read -r pid 2>/dev/null < "$D/ddpid" && while read -r k v; do [ "$k" = pos: ] && { s1=$v; break; }; done \
+  2>/dev/null < "/proc/$pid/fdinfo/1"
+[[ $s1 =~ ^[0-9]+$ ]] || { s1=$(stat -c %s "$D/rec") || s1=0; }
 printf 'WBTERM %s %s %s %s %s %s %s\n' "$idle" "$n" "$p" "$sent" "$t0" "$t1" "${s1:-0}"
-tmux -S "$S" display -p -t "$T" 'PANE #{history_size} #{cursor_x} #{cursor_y} #{pane_height} #{alternate_on} #{pane_dead} #{==:#{pane_current_command},bash}' \; \
-  capture-pane -p -t "$T" -S "$FROM" -E "$UPTO" | tail -c "$CAP"
+rows=$(tmux -S "$S" display -p -t "$T" 'PANE #{history_size} #{cursor_x} #{cursor_y} #{pane_height} #{alternate_on} #{pane_dead} #{==:#{pane_current_command},bash}' \; \
+  capture-pane -p -t "$T" -S "$FROM" -E "$UPTO"; printf x)
+LC_ALL=C; IFS= read -r facts <<< "${rows:0:200}"; k=$(( ${#rows} - ${#facts} - 2 )); [ "$k" -gt 0 ] || k=0
+rows=${rows:${#facts}+1:$k}
+[ "${#rows}" -le "$CAP" ] || rows=${rows: -$CAP}; printf '%s\n%s' "$facts" "$rows"
 '''
 
 
@@ -106,8 +117,9 @@ class TerminalError(RuntimeError):
 
 @dataclass
 class TerminalStats:
-    execs: int = 0
-    exec_s: float = 0.0        # wall time of the terminal's docker execs
+    calls: int = 0             # round trips into the container (a look, close)
+    execs: int = 0             # of which docker execs started (the channel is one; Box.run fallbacks)
+    exec_s: float = 0.0        # wall time of those round trips
     waited_s: float = 0.0      # of which waiting inside the container, as wait() was asked
 
     @property
@@ -139,6 +151,9 @@ class Terminal:
     _started: float = 0.0
     _samples: list[tuple[float, int]] = field(default_factory=list)
     _recording: str | None = None
+    _channel: Channel | None = None
+    use_channel: bool = True          # False: one docker exec per look (the channel's baseline)
+    _channel_breaks: int = 0
 
     @classmethod
     def open(cls, box: Box, width: int = 160, height: int = 40, *, name: str = "agent") -> Terminal:
@@ -202,6 +217,8 @@ class Terminal:
         if self._recording is not None:
             return
         self._recording = self.recording()
+        if self._channel is not None:
+            self._channel.close()
         try:
             self._run(["bash", "-c", f"exec >/dev/null 2>&1; tmux -S {self._dir}/tmux.sock kill-server"], 10.0)
         except (SessionStopped, TerminalError):
@@ -224,10 +241,10 @@ class Terminal:
         first, last = rows or (-CAPTURE_LINES, self.height - 1)
         calls = [a for call in self._pending for a in (str(len(call)), *call)]
         self._pending = []
-        argv = ["bash", "-c", _SCRIPT, "wbterm", self._dir, self.name, str(int(wait_s * 1000)),
-                str(int(self._sent_at is not None)), str((self._sent_at or 0) + 1), str(first), str(last),
-                str(CAPTURE_BYTES), str(self._start), f"{self.width} {self.height}", self._rc(), *calls]
-        out = self._run(argv, wait_s + _EXEC_SLACK_S)
+        args = [self._dir, self.name, str(int(wait_s * 1000)), str(int(self._sent_at is not None)),
+                str((self._sent_at or 0) + 1), str(first), str(last), str(CAPTURE_BYTES), str(self._start),
+                f"{self.width} {self.height}", self._rc(), *calls]
+        out = self._look_script(args, wait_s + _EXEC_SLACK_S)
         head, _, body = out.partition("\n")
         info, _, body = body.partition("\n")
         fields, facts = head.split(" "), info.split(" ")
@@ -275,10 +292,33 @@ class Terminal:
             self._look = look
         return look
 
+    def _look_script(self, args: list[str], timeout_s: float) -> str:
+        """The look script's output: over the channel once the session runs, else (the first
+        call, a broken channel) by one exec."""
+        if self._channel is None and self._start == 0 and self.use_channel:
+            try:
+                self._channel = Channel(self.box, _SCRIPT)
+                self.stats.execs += 1
+            except ChannelBroken:
+                self.use_channel = False
+        if self._channel is not None:
+            t = time.monotonic()
+            try:
+                return self._channel.call(args, timeout_s)
+            except ChannelBroken:     # the request may not have run: once more by exec
+                self._channel = None
+                self._channel_breaks += 1
+                self.use_channel = self._channel_breaks < _CHANNEL_TRIES
+            finally:
+                self.stats.calls += 1
+                self.stats.exec_s += time.monotonic() - t
+        return self._run(["bash", "-c", _SCRIPT, "wbterm", *args], timeout_s)
+
     def _run(self, argv: list[str], timeout_s: float) -> str:
         t = time.monotonic()
         res = self.box.run(argv, timeout_s)
         self.stats.execs += 1
+        self.stats.calls += 1
         self.stats.exec_s += time.monotonic() - t
         if res.stopped_by_limit:
             raise SessionStopped(res.container_gone or res.reason("the terminal", timeout_s,

@@ -48,15 +48,39 @@ def test_keystrokes_reach_the_shell_literally(term):
     assert out.startswith("root@") and "echo one; echo two;" in out.splitlines()[0]
 
 
-def test_a_turn_costs_one_exec_and_returns_when_the_command_is_done(term):
-    term.read_new()
-    before = term.stats.execs
-    t0 = time.monotonic()
-    done, out = turn(term, "echo quick\n", wait_s=30)
-    assert done and "quick" in out
-    assert time.monotonic() - t0 < 10          # not the 30 s asked: the prompt came back
-    assert term.stats.execs - before == 1      # keys, wait and capture in one exec
-    assert term.stats.overhead_s > 0 and term.stats.waited_s >= 0
+@pytest.mark.parametrize("channel", [True, False])
+def test_a_turn_is_one_round_trip_and_returns_when_the_command_is_done(engine, channel):
+    with engine.container(base_image_name(), Limits()) as box:
+        term = Terminal.open(box)
+        term.use_channel = channel
+        term.read_new()
+        calls, execs = term.stats.calls, term.stats.execs
+        t0 = time.monotonic()
+        done, out = turn(term, "echo quick\n", wait_s=30)
+        assert done and "quick" in out
+        assert time.monotonic() - t0 < 10          # not the 30 s asked: the prompt came back
+        assert term.stats.calls - calls == 1       # keys, wait and capture in one look
+        # over the channel (started by the first look after open) a turn starts no exec
+        assert term.stats.execs - execs == (0 if channel else 1)
+        assert term.stats.overhead_s > 0 and term.stats.waited_s >= 0
+        term.close()
+
+
+def test_a_killed_channel_or_a_revoked_box_falls_back_to_one_exec_per_look(engine):
+    import threading
+    with engine.container(base_image_name(), Limits()) as box:
+        term = Terminal.open(box)
+        turn(term, "echo warm\n")
+        assert term._channel is not None
+        done, out = turn(term, "kill -9 -1\n", wait_s=2)       # kills our channel (and tmux, and the shell)
+        done, out = turn(term, "echo still-typing\n")
+        assert done and "still-typing" in out
+        box.revoked = threading.Event()                         # as the trial's AgentBox has it
+        box.revoked.set()
+        execs = term.stats.execs
+        done, out = turn(term, "echo after-revoke\n")
+        assert "after-revoke" in out and term.stats.execs > execs   # by Box.run, which the trial guards
+        term.close()
 
 
 def test_long_output_is_capped_head_and_tail(term):
