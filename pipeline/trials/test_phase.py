@@ -22,13 +22,19 @@ TEST_LOG_MARK = "$ bash /tests/test.sh"
 class TestPhaseResult:
     """`details`: reward, exit_code, tests, strays_stopped (+ test_writes when watched, and
     read_reward's extras); `problem`: why the result cannot be believed, else None; `files`
-    the raw files of /logs/verifier."""
+    the raw files of /logs/verifier, by their path inside it ('junit.xml', 'reward.txt')."""
     __test__ = False     # not a pytest class, whatever its name
     details: dict
     log: str
     problem: str | None
     files: dict[str, bytes] = field(default_factory=dict)
     seconds: float = 0.0
+
+
+def _relative(files: dict[str, bytes]) -> dict[str, bytes]:
+    """Paths inside /logs/verifier ('junit.xml'), not the archive's names ('verifier/junit.xml')."""
+    top = VERIFIER_DIR.rsplit("/", 1)[-1] + "/"
+    return {name[len(top):] if name.startswith(top) else name: data for name, data in files.items()}
 
 
 def run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, watch: bool = False) -> TestPhaseResult:
@@ -56,7 +62,7 @@ def run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, watc
                 written = phase.traces(box, saved)
         except phase.PhaseError as exc:
             stray = f"after the tests, {exc}"
-    files = box.read_files(VERIFIER_DIR) if not (res.stopped_by_limit or stray) else {}
+    files = _relative(box.read_files(VERIFIER_DIR)) if not (res.stopped_by_limit or stray) else {}
     reward, extra = read_reward(files)
     details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
     details["strays_stopped"] = strays

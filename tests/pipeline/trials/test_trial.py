@@ -66,7 +66,7 @@ def test_the_oracle_passes_every_test_of_a_demo_task(engine, demo_task, tmp_path
     assert r.passed and r.reward == 1.0 and r.failure_class is None and r.problem is None
     assert len(r.tests) >= 2 and all(t["outcome"] == "passed" for t in r.tests)
     assert r.agent.status == "completed" and r.agent.exit_code == 0
-    assert {"verifier/junit.xml", "verifier/reward.txt"} <= set(r.verifier_files)
+    assert {"junit.xml", "reward.txt"} <= set(r.verifier_files)           # paths inside /logs/verifier
     assert set(r.timings) == {"env_s", "agent_s", "verifier_s", "total_s"}
     assert r.timings["total_s"] >= r.timings["env_s"] + r.timings["agent_s"] + r.timings["verifier_s"] > 0
     assert "$ bash /solution/solve.sh" in r.log and "$ bash /tests/test.sh" in r.log
@@ -157,7 +157,7 @@ def test_a_reward_the_agent_planted_is_not_believed(engine, sum_task):
     r = _trial(engine, sum_task, Planter())
     assert r.reward == 0 and r.failure_class == "test_assertion" and not r.passed
     assert r.tests[0]["name"] == "test_sum" and r.tests[0]["outcome"] == "failed"
-    assert r.verifier_files["verifier/reward.txt"].strip() == b"0"
+    assert r.verifier_files["reward.txt"].strip() == b"0"
     _no_container_left(engine)
 
 
