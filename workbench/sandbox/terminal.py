@@ -6,21 +6,25 @@ Interface (terminus-2 codes against it):
 - `send_keys(keys)`: one keystroke string as Terminus-2 sends it: text typed as is, each "\\n"
   is Enter, a string of tmux key names ("C-c", "C-d", "Escape", "Up", …) are those keys. The
   keys go out with the next call that looks at the terminal (wait, read_new, screen), in the
-  same `docker exec`, so a turn costs one exec per command.
+  same round trip, so a turn costs one round trip per command.
 - `wait(seconds) -> bool`: let the command run (capped at MAX_WAIT_S); returns early, True,
-  once the shell shows its prompt again for every Enter sent (a prompt counter bash bumps from
-  PROMPT_COMMAND); False when something still runs (or typed text went to a program).
+  once a prompt shows after the typed keys with no typed input left over (bash's
+  PROMPT_COMMAND keeps the count); False when something still runs, or the keys went to a
+  program (a REPL, an editor). With nothing typed since the last True it waits the whole time.
 - `read_new() -> str`: the output shown since the previous read (the captured pane and its
   history diffed against where the previous read ended), capped at 10 kB: 5 kB head + 5 kB tail
-  with a line saying how much was left out. Right after a wait it costs no exec (the wait
+  with a line saying how much was left out. Right after a wait it costs nothing (the wait
   captured the pane). `last_read_kind` says "new", or "screen" when what is new could not be
   told (a cleared screen, a start scrolled out of the history, a full-screen program) and the
   visible screen was returned instead.
 - `screen() -> str`: the visible pane now.
 - `recording() -> str`: asciinema v2 text of the session (header + [t, "o", text] events).
 - `close()`: stop the tmux server (the trial also stops every process before the tests).
-- `stats`: execs, seconds in them, and seconds of those spent waiting as asked (the rest is
-  harness overhead).
+- `stats`: round trips, docker execs started, seconds in them, and seconds of those spent
+  waiting as asked (the rest, `overhead_s`, is harness overhead).
+A round trip is one request over a long-lived exec (terminal_channel.py; a few ms), or one
+`docker exec` through Box.run when that channel cannot be used (the first call; the agent
+killed it; the trial revoked the box).
 Every call is bounded in time and in bytes (captures are cut inside the container, so a flood
 never reaches the Box's output cap); a container stopped at a limit raises SessionStopped.
 
@@ -56,7 +60,7 @@ _EXEC_SLACK_S = 20.0              # an exec's limit beyond the wait it was asked
 _FIRST_PROMPT_S = 10.0
 _CHANNEL_TRIES = 3                # channels broken (the agent killed it) before one exec per look for good
 
-# One docker exec per look at the terminal. $1..$10 as below, then the tmux calls that type
+# The look script, one run per look (over the channel, or by Box.run). $1..$11 as below, then the tmux calls that type
 # the pending keys, each as a count and that many arguments. START=1 (the first call, or the
 # previous look found no session: the agent killed the server) starts the session; 2 (the
 # agent exited its shell) respawns the shell. It reads the prompt counter, types, and (EARLY=1)
