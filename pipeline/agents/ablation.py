@@ -13,6 +13,7 @@ from pipeline.agents.protocol import AgentContext, AgentResult
 from pipeline.agents.scripted import ScriptedAgent
 from pipeline.agents.solution_run import run_solve, solution_result, solve_status
 from pipeline.agents.solution_steps import NoStepError, pick_step, solution_steps, without_step
+from pipeline.trajectories.atif import TrajectoryBuilder
 
 
 class AblationAgent(ScriptedAgent):
@@ -24,7 +25,12 @@ class AblationAgent(ScriptedAgent):
         try:
             step = pick_step(steps, ctx.seed)
         except NoStepError as exc:
-            return AgentResult(status="crashed", error=str(exc), details={"left_out": None, "steps": 0})
+            # Never the whole solution instead: that would be the oracle under the probe's name.
+            builder = TrajectoryBuilder(ctx.trial_id, self.name, self.version, None, extra={"agent_label": self.label})
+            builder.user(ctx.instruction)
+            builder.agent(f"Nothing run: {exc}.", llm_call_count=0)
+            return AgentResult(status="crashed", error=str(exc), trajectory=builder.finish(),
+                               details={"left_out": None, "steps": 0})
         files = dict(ctx.bundle.under("solution"), **{"solve.sh": without_step(solve, step).encode()})
         ctx.box.put(files, "/solution")
         run = run_solve(ctx.box, ctx.timeout_s)

@@ -1,13 +1,17 @@
 """pipeline.agents.ablation / solution_steps: which solution step the ablation probe leaves out
 (marked steps of our bundles, else top-level commands of a hand-written solve.sh), chosen by
 seed; the script it runs instead. Unit tests: no container."""
+import json
+
 import pytest
 
 from pipeline.agents.ablation import AblationAgent
 from pipeline.agents.factory import make_agent
-from pipeline.agents.protocol import AGENT_LABELS
+from pipeline.agents.protocol import AGENT_LABELS, AgentContext
 from pipeline.agents.solution_steps import NoStepError, pick_step, solution_steps, without_step
 from pipeline.shell_syntax import STEP_MARK
+from pipeline.trajectories.atif import validate_with_harbor
+from tests.helpers import sum_bundle
 
 # As pipeline/synth/compose.py writes them.
 OFFLINE = """#!/bin/bash
@@ -114,6 +118,23 @@ def test_a_script_without_steps_is_refused_never_run_whole(script):
     assert solution_steps(script) == []
     with pytest.raises(NoStepError, match="no step to leave out"):
         pick_step([], 0)
+
+
+def test_the_ablation_of_a_script_without_steps_runs_nothing(tmp_path):
+    bundle = sum_bundle()
+    bundle.files["solution/solve.sh"] = b"#!/bin/bash\nset -e\ncd /app\n"
+
+    class Untouchable:
+        def __getattr__(self, name):
+            raise AssertionError(f"the ablation used its box ({name}) with nothing to leave out")
+
+    ctx = AgentContext(task_id="t", trial_id="trial-abl", instruction="Sum.", bundle=bundle, box=Untouchable(),
+                       timeout_s=30)
+    result = AblationAgent().run(ctx)
+    assert result.status == "crashed" and "no step to leave out" in result.error
+    assert result.details == {"left_out": None, "steps": 0}
+    (tmp_path / "t.json").write_text(json.dumps(result.trajectory))
+    assert validate_with_harbor(tmp_path / "t.json") == []
 
 
 def test_ablation_is_labelled_as_a_probe_and_keyed_by_name_and_version():
