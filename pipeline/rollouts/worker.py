@@ -82,7 +82,9 @@ def outcome_of(item: RolloutItem, trial: TrialResult, *, run_id: str, label: str
         verifier_s=float(timings.get("verifier_s", 0.0)), total_s=float(timings.get("total_s", 0.0)),
         overhead_ms_per_turn=(a.overhead_s * 1000.0 / a.turns) if a.turns else None,
         folder=folder_of(run_id, item.key), error=(a.error or trial.problem or None),
-        details={**a.details, **trial.details, "agent_status": a.status, "problem": trial.problem,
+        # The tests themselves go to rollout_tests, not again into details.
+        details={**a.details, **{k: v for k, v in trial.details.items() if k != "tests"},
+                 "agent_status": a.status, "problem": trial.problem,
                  "exit_code": a.exit_code, "llm_s": a.llm_s, "timings": timings})
     files: dict[str, bytes] = {}
     if a.trajectory is not None:

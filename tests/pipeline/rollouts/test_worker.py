@@ -16,21 +16,23 @@ def _item(sample=0, agent="oracle"):
                        agent=agent, agent_key=f"{agent}@1", model=None, sample=sample)
 
 
-def _trial(reward, tests, failure_class=None, verifier_files=None, **agent):
+def _trial(reward, tests, failure_class=None, verifier_files=None, details=None, **agent):
     return TrialResult(agent=AgentResult(status="completed", trajectory={"schema_version": "ATIF-v1.6"},
                                          log="$ bash /solution/solve.sh\nok", turns=1, agent_s=2.0, **agent),
                        reward=reward, tests=tests, problem=None, failure_class=failure_class, log="tests ran",
-                       verifier_files=verifier_files or {}, timings={"agent_s": 2.0, "verifier_s": 1.0, "total_s": 4.0})
+                       verifier_files=verifier_files or {}, details=details or {}, timings={"agent_s": 2.0, "verifier_s": 1.0, "total_s": 4.0})
 
 
 def test_a_passing_trial_becomes_a_record_and_its_folder_files():
     tests = [{"name": "test_a", "outcome": "passed", "message": ""}]
-    out = outcome_of(_item(), _trial(1.0, tests, verifier_files={"reward.txt": b"1", "junit.xml": b"<x/>"}),
+    out = outcome_of(_item(), _trial(1.0, tests, verifier_files={"reward.txt": b"1", "junit.xml": b"<x/>"},
+                                     details={"tests": tests, "exit_code": 0}),
                      run_id="r1", label="oracle (the task's own solution)")
     rec = out.record
     assert rec.passed and rec.failure_class is None and rec.reward == 1.0 and rec.n_tests == 1 and rec.n_failed == 0
     assert rec.folder == f"runs/r1/rollouts/{_item().key}" and rec.rollout_id == _item().key
     assert rec.overhead_ms_per_turn == 2000.0 and rec.details["agent_status"] == "completed"
+    assert "tests" not in rec.details and rec.details["timings"]["verifier_s"] == 1.0   # tests live in rollout_tests
     assert set(out.files) == {"trajectory.json", "agent.log", "verifier/reward.txt", "verifier/junit.xml", "result.json"}
     assert json.loads(out.files["result.json"])["rollout_id"] == rec.rollout_id
     assert b"solve.sh" in out.files["agent.log"] and b"tests ran" in out.files["agent.log"]
