@@ -85,7 +85,7 @@ def outcome_of(item: RolloutItem, trial: TrialResult, *, run_id: str, label: str
         # The tests themselves go to rollout_tests, not again into details.
         details={**a.details, **{k: v for k, v in trial.details.items() if k != "tests"},
                  "agent_status": a.status, "problem": trial.problem,
-                 "exit_code": a.exit_code, "llm_s": a.llm_s, "timings": timings})
+                 "agent_exit_code": a.exit_code, "llm_s": a.llm_s, "timings": timings})
     files: dict[str, bytes] = {}
     if a.trajectory is not None:
         files["trajectory.json"] = json.dumps(a.trajectory, indent=2, default=str).encode()
