@@ -1,4 +1,4 @@
-"""The sandbox and synthesis commands: `images bootstrap`, `doctor`, `synth`, `export harbor`."""
+"""The sandbox and synthesis commands: `images bootstrap`, `doctor`, `synth` (`export harbor` is in cli_export)."""
 from __future__ import annotations
 
 import argparse
@@ -151,26 +151,6 @@ def _print_failures(failures: list[dict]) -> None:
                   soft_wrap=True)
 
 
-def cmd_export_harbor(args) -> int:
-    from pipeline.export.harbor import export_harbor
-    ws = Workspace.open(args.workspace)
-    report = export_harbor(ws, Path(args.out), task_ids=args.task or None)
-    if args.json:
-        from dataclasses import asdict
-        print(json.dumps(asdict(report), indent=2, default=str))
-    else:
-        out.print(f"Exported {len(report.exported)} task(s) to {args.out}"
-                  + (f"; skipped {len(report.skipped)}" if report.skipped else ""), soft_wrap=True)
-        for e in report.exported:
-            if e.renamed_from:
-                err.print(f"  {e.task_id}: folder {e.renamed_from!r} was taken, written to {e.slug!r}", soft_wrap=True)
-        for item in report.skipped:
-            err.print(f"  skipped {item.task_id}: {item.reason}", soft_wrap=True)
-        if report.left_behind:
-            err.print(f"[red]{len(report.left_behind)} accepted task(s) were NOT exported[/red] (reasons above).")
-    return 1 if report.left_behind else 0
-
-
 def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]) -> None:
     from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
     from pipeline.synth.protocol import PROVIDERS
@@ -208,10 +188,3 @@ def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]
     s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_synth)
-    s = sub.add_parser("export", parents=[common], help="export tasks")
-    esub = s.add_subparsers(dest="export_command", required=True)
-    eh = esub.add_parser("harbor", parents=[common], help="accepted tasks as Harbor task folders")
-    eh.add_argument("out", help="folder to write the tasks into")
-    eh.add_argument("--task", action="append", help="only this task id (repeatable)")
-    eh.add_argument("--json", action="store_true", help="print the report as JSON")
-    eh.set_defaults(func=cmd_export_harbor)

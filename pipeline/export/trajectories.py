@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import tempfile
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -64,12 +63,12 @@ class TrajectoryExportReport:
     run_id: str | None
     agents_asked: list[str] | None
     considered: int = 0                                              # rollouts of the run(s)
-    kept: Counter = field(default_factory=Counter)                  # agent -> rollouts written
-    rows: Counter = field(default_factory=Counter)                  # agent -> rows (atif: files) written
+    kept: dict[str, int] = field(default_factory=dict)                  # agent -> rollouts written
+    rows: dict[str, int] = field(default_factory=dict)                  # agent -> rows (atif: files) written
     labels: dict[str, str] = field(default_factory=dict)            # agent -> what it is
     models: dict[str, list[str]] = field(default_factory=dict)
     tasks: int = 0
-    scripted_left_out: Counter = field(default_factory=Counter)     # agent -> rollouts
+    scripted_left_out: dict[str, int] = field(default_factory=dict)     # agent -> rollouts
     filtered_out: int = 0
     not_asked: int = 0                                               # agents outside `agents`
     no_trajectory: list[str] = field(default_factory=list)          # rollout ids
@@ -90,6 +89,11 @@ class TrajectoryExportReport:
         if self.unreadable:
             text += f"; {len(self.unreadable)} unreadable trajectories skipped"
         return text
+
+
+def _add(counts: dict[str, int], key: str, n: int) -> None:
+    # plain dicts: dataclasses.asdict would rebuild a collections.Counter from (key, value) pairs
+    counts[key] = counts.get(key, 0) + n
 
 
 def base_agent(agent: str) -> str:
@@ -234,7 +238,7 @@ def export_trajectories(ws: Workspace, out: Path, *, fmt: str = "chat-jsonl", fl
             report.not_asked += 1
             continue
         if not agents and fmt in SFT_FORMATS and is_scripted(agent):
-            report.scripted_left_out[agent] += 1
+            _add(report.scripted_left_out, agent, 1)
             continue
         if not passes_filter(rec, flt):
             report.filtered_out += 1
@@ -269,8 +273,8 @@ def export_trajectories(ws: Workspace, out: Path, *, fmt: str = "chat-jsonl", fl
                 continue
             rows += kept
             n_rows = len(kept)
-        report.kept[agent] += 1
-        report.rows[agent] += n_rows
+        _add(report.kept, agent, 1)
+        _add(report.rows, agent, n_rows)
         report.labels.setdefault(agent, str(rec.get("agent_label") or agent))
         if meta.model and meta.model not in report.models.setdefault(agent, []):
             report.models[agent].append(meta.model)

@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 from pathlib import Path
 
 from tests.helpers import cli
+from tests.pipeline.export.test_harbor_job_import import hand_job  # noqa: F401  (a fixture)
 from tests.pages.synth_fixture import RUN_ID, add_cancelled_run, make_synth_fixture
 from workbench.store import tasks as task_store
 from workbench.store.skills import skill_detail, skills_table
@@ -115,3 +117,48 @@ def test_tasks_export_rows_carry_steps_with_skill_ids(graph_workspace, tmp_path)
 
     r = cli("tasks", "export", "--workspace", str(ws.root), "--run-id", "synth-nosuchrun")
     assert r.returncode == 2 and "No synthesis run 'synth-nosuchrun'" in r.stderr and r.stdout == ""
+
+
+# --- export trajectories, import harbor-job ---------------------------------------------------
+
+def test_export_trajectories_writes_the_dataset_and_its_card(graph_workspace, tmp_path):
+    from tests.pages.rollouts_fixture import make_rollouts_fixture
+    ws = graph_workspace
+    fx = make_rollouts_fixture(ws)
+    out = tmp_path / "sft"
+    r = cli("export", "trajectories", str(out), "--workspace", str(ws.root), "--filter", "success",
+            "--episodes", "last")
+    assert r.returncode == 0, r.stderr
+    rows = _jsonl((out / "conversations.jsonl").read_text())
+    passed = [x for x in fx.of(agent="terminus-2") if x["passed"]]
+    assert len(rows) == len(passed) and {x["agent"] for x in rows} == {"terminus-2"}
+    assert "scripted agents left out" in r.stdout and (out / "README.md").exists()
+
+    r = cli("export", "trajectories", str(tmp_path / "atif"), "--workspace", str(ws.root), "--format", "atif",
+            "--run", "rollfix-oracle", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["kept"] == {"oracle": len(fx.of(agent="oracle"))} and report["format"] == "atif"
+    assert len(list((tmp_path / "atif" / "trajectories").glob("*.json"))) == len(fx.of(agent="oracle"))
+
+    r = cli("export", "trajectories", str(tmp_path / "x"), "--workspace", str(ws.root), "--run", "nope")
+    assert r.returncode == 2 and "no rollout run 'nope'" in r.stderr and not (tmp_path / "x").exists()
+
+
+def test_import_harbor_job_reports_every_trial_it_could_not_take(hand_job, tmp_path):
+    ws, job = hand_job
+    r = cli("import", "harbor-job", str(job), "--workspace", str(ws.root))
+    assert r.returncode == 1, r.stdout + r.stderr            # some imported, some not: said, and non-zero
+    assert "imported 5 trial(s)" in r.stdout
+    assert "matched no task: old__changed: " in r.stderr and "could not be read: sum-a__garbage: " in r.stderr
+    r = cli("import", "harbor-job", str(job), "--workspace", str(ws.root), "--json")
+    report = json.loads(r.stdout)
+    assert len(report["imported"]) == 5 and all(t["again"] for t in report["imported"])
+
+    clean = tmp_path / "clean-jobs" / "j"
+    shutil.copytree(job / "sum-a__good1", clean / "sum-a__good1")
+    r = cli("import", "harbor-job", str(clean.parent), "--workspace", str(ws.root))
+    assert r.returncode == 0, r.stderr
+    (tmp_path / "nothing").mkdir()
+    r = cli("import", "harbor-job", str(tmp_path / "nothing"), "--workspace", str(ws.root))
+    assert r.returncode == 2 and "no Harbor trial folders" in r.stderr
