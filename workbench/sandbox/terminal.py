@@ -60,18 +60,19 @@ _EXEC_SLACK_S = 20.0              # an exec's limit beyond the wait it was asked
 _FIRST_PROMPT_S = 10.0
 _CHANNEL_TRIES = 3                # channels broken (the agent killed it) before one exec per look for good
 
-# The look script, one run per look (over the channel, or by Box.run). $1..$11 as below, then the tmux calls that type
-# the pending keys, each as a count and that many arguments. START=1 (the first call, or the
-# previous look found no session: the agent killed the server) starts the session; 2 (the
-# agent exited its shell) respawns the shell. It reads the prompt counter, types, and (EARLY=1)
-# waits until a prompt after the typing shows with no typed input left over, or the time is
-# up; then prints one WBTERM line, tmux's facts about the pane and the rows FROM..UPTO cut to
-# their last CAP bytes (a cut only loses the oldest rows; ${var: -n} in the C locale counts
-# bytes, and needs no fork of tail; no ${var%%pattern} on what tmux printed: bash matches
-# those in quadratic time, and a replaced tmux can print megabytes). bash's PROMPT_COMMAND writes the
-# counter as "N P": N prompts so far, P=1 when typed input was already waiting (read -t 0) as
-# that prompt showed, so the next line runs at once and the shell is not idle yet. That tells
-# a heredoc (many Enters, one command) or a REPL (Enters that bash never sees) apart for free.
+# The look script, one run per look (over the channel, or by Box.run). $1..$11 as below,
+# then the tmux calls that type the pending keys, each as a count and that many arguments.
+# START=1 (the first call, or the previous look found no session: the agent killed the
+# server) starts the session; 2 (the agent exited its shell) respawns the shell. It reads the
+# prompt counter, types, and (EARLY=1) waits until a prompt after the typing shows with no
+# typed input left over, or the time is up; then prints one WBTERM line, tmux's facts about
+# the pane and the rows FROM..UPTO cut to their last CAP bytes (a cut only loses the oldest
+# rows; ${var: -n} in the C locale counts bytes and needs no fork of tail; no ${var%%pattern}
+# on what tmux printed: bash matches those in quadratic time, and a replaced tmux can print
+# megabytes). bash's PROMPT_COMMAND writes the counter as "N P": N prompts so far, P=1 when
+# typed input was already waiting (read -t 0) as that prompt showed, so the next line runs at
+# once and the shell is not idle yet. That tells a heredoc (many Enters, one command) or a
+# REPL (Enters that bash never sees) apart for free.
 # Forks per call: tmux (twice with keys); waiting is builtins only. The recording is written
 # by dd (unbuffered: the file grows as the pane shows output; head -c would hold it back in
 # stdio buffers); its size is dd's file position, read from /proc without a fork (stat once dd
@@ -85,8 +86,9 @@ if [ "$START" = 1 ]; then
   tmux -S "$S" -f /dev/null start-server \; set -g history-limit ''' + str(HISTORY_LIMIT) + r''' \; \
     set -g status off \; set -g remain-on-exit on \; \
     new-session -d -s "$T" -x "${SIZE% *}" -y "${SIZE#* }" "exec bash --rcfile '$D/rc' -i" \; \
-    pipe-pane -t "$T" "echo \$\$ > '$D/ddpid'; exec dd bs=65536 iflag=count_bytes count=''' + str(RECORDING_BYTES) + r''' \
-      oflag=append conv=notrunc status=none of='$D/rec'" >/dev/null || { echo "WBTERM-FAILED tmux"; exit 3; }
+    pipe-pane -t "$T" "echo \$\$ > '$D/ddpid'; exec dd bs=65536 oflag=append conv=notrunc status=none \
+      iflag=count_bytes count=''' + str(RECORDING_BYTES) + r''' of='$D/rec'" >/dev/null \
+    || { echo "WBTERM-FAILED tmux"; exit 3; }
 elif [ "$START" = 2 ]; then
   : > "$D/prompts"; tmux -S "$S" respawn-pane -t "$T" >/dev/null
 fi
@@ -107,7 +109,8 @@ read -r pid 2>/dev/null < "$D/ddpid" && while read -r k v; do [ "$k" = pos: ] &&
   2>/dev/null < "/proc/$pid/fdinfo/1"
 [[ $s1 =~ ^[0-9]+$ ]] || { s1=$(stat -c %s "$D/rec") || s1=0; }
 printf 'WBTERM %s %s %s %s %s %s %s\n' "$idle" "$n" "$p" "$sent" "$t0" "$t1" "${s1:-0}"
-rows=$(tmux -S "$S" display -p -t "$T" 'PANE #{history_size} #{cursor_x} #{cursor_y} #{pane_height} #{alternate_on} #{pane_dead} #{==:#{pane_current_command},bash}' \; \
+F='PANE #{history_size} #{cursor_x} #{cursor_y} #{pane_height} #{alternate_on} #{pane_dead}'
+rows=$(tmux -S "$S" display -p -t "$T" "$F #{==:#{pane_current_command},bash}" \; \
   capture-pane -p -t "$T" -S "$FROM" -E "$UPTO"; printf x)
 LC_ALL=C; IFS= read -r facts <<< "${rows:0:200}"; k=$(( ${#rows} - ${#facts} - 2 )); [ "$k" -gt 0 ] || k=0
 rows=${rows:${#facts}+1:$k}
