@@ -11,7 +11,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from analysis.display import workbench_command
+from analysis.display import MISSING, workbench_command
 from analysis.failures import agent_label
 from analysis.synth_runs import default_run, effective_status, pid_of  # noqa: F401  (one rule for both pages)
 from pipeline.agents.terminus2.scripted import BEHAVIOURS, REPLAY_MODEL  # noqa: F401  (the page's choices)
@@ -71,6 +71,7 @@ def runs_table(runs: pd.DataFrame, statuses: Mapping[str, str]) -> pd.DataFrame:
     out["rollouts"] = [f"{int(d)} / {t}" if t else str(int(d)) for d, t in zip(out["n_done"], totals)]
     out["passed"] = out["n_passed"].astype(int)
     out["agent"] = [agent_label(a) for a in out["agent"]]
+    out["model"] = [m if isinstance(m, str) and m else MISSING for m in out["model"]]   # scripted agents: none
     return out[TABLE_COLUMNS].reset_index(drop=True)
 
 

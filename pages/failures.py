@@ -6,9 +6,9 @@ from analysis import failures as fx
 from analysis import rollout_folder as rf
 from analysis import trajectory_view as tview
 from analysis.display import plain_log
+from pages import cached
 from pages.shared import open_clicked_row, workspace
 from pipeline.agents.protocol import AGENT_LABELS
-from workbench.store import rollouts as ro_store
 
 ws = workspace()
 st.title("Failures")
@@ -16,19 +16,21 @@ st.markdown("Why rollouts fail: how each agent's failed rollouts ended, which te
             "near-misses (FACET: 54% of failed teacher rollouts missed only one or two checks). Pick a rollout "
             "below to read it turn by turn next to the tests it failed.")
 
-rollouts = ro_store.rollouts_frame(ws.db)
+rollouts = cached.rollouts_frame(ws)
 if rollouts.empty:
     st.info("No rollouts yet. Launch a batch on the [Rollouts page](rollouts), or run "
             "`workbench rollout --accepted --agent oracle -k 3` in a terminal (`--agent ablation` probes the "
             "tests without an LLM).")
     st.stop()
-tests = ro_store.test_outcomes(ws.db)
+tests = cached.rollout_tests(ws)
 names = dict(zip(rollouts["task_id"], rollouts["task_name"]))
 
 # --- filters -------------------------------------------------------------------------------------
 labels = fx.agent_labels(rollouts)
-c1, c2, c3, c4 = st.columns([3, 2, 2, 3])
-agents = c1.multiselect("Agent", list(labels), format_func=labels.get, key="fail_agents")
+# pills, not a multiselect: the labels say what a probe is, and a multiselect's chips cut them short
+agents = st.pills("Agent (none picked: all)", list(labels), selection_mode="multi", format_func=labels.get,
+                  key="fail_agents") or []
+c2, c3, c4 = st.columns([2, 2, 3])
 models = c2.multiselect("Model", fx.model_options(rollouts), key="fail_models")
 run_ids = c3.multiselect("Run", sorted(set(rollouts["run_id"].dropna())), key="fail_runs")
 task_ids = c4.multiselect("Task", sorted(names), format_func=lambda t: f"{names[t]} ({t})", key="fail_tasks")

@@ -3,6 +3,7 @@ and follow it live; the batches list; cancel."""
 import streamlit as st
 
 from analysis import rollout_runs as rv
+from pages import cached
 from pages.shared import workspace
 from pipeline.agents.protocol import AGENT_LABELS, AGENTS
 from pipeline.rollouts import jobs
@@ -92,7 +93,7 @@ if msg := st.session_state.pop("ro_flash", None):
 
 # --- batches -------------------------------------------------------------------------------------
 st.subheader("Batches")
-runs = ro_store.runs(ws.db)
+runs = cached.rollout_runs(ws)
 if runs.empty:
     st.info("No rollout batches yet. Launch one above, or run `workbench rollout --accepted --agent oracle -k 3` "
             "in a terminal.")

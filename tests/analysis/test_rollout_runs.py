@@ -44,6 +44,7 @@ def test_the_runs_table_is_newest_first_with_labels_and_stored_of_total():
     assert table["status"].tolist() == ["interrupted", "done"]
     assert table["rollouts"].tolist() == ["1", "6 / 6"] and table["passed"].tolist() == [1, 2]
     assert table["agent"].tolist() == [AGENT_LABELS["terminus-2"], AGENT_LABELS["ablation"]]
+    assert table["model"].tolist() == ["m", "—"]
     assert list(rv.runs_table(runs.iloc[0:0], {}).columns) == rv.TABLE_COLUMNS
     assert rv.run_label(runs.iloc[1].to_dict()) == "r-new · terminus-2 · m · k=3 · 2026-12-01 11:00:00"
     assert rv.run_label(runs.iloc[0].to_dict()) == "r-old · ablation · k=3 · 2026-12-01 10:00:00"

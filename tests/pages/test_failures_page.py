@@ -82,7 +82,7 @@ def test_breakdowns_over_every_rollout(rollouts_ws, monkeypatch):
 def test_filters_narrow_everything_and_nothing_matching_says_so(rollouts_ws, monkeypatch):
     ws, fx = rollouts_ws
     at = open_page(ws, monkeypatch, "failures.py")
-    box = at.multiselect(key="fail_agents")
+    box = at.pills(key="fail_agents")
     assert box.format_func("ablation") == AGENT_LABELS["ablation"]
     box.set_value(["ablation"]).run()
     failed, with_tests, near = _near("ablation")
@@ -92,12 +92,12 @@ def test_filters_narrow_everything_and_nothing_matching_says_so(rollouts_ws, mon
     assert (top.iloc[0]["task_id"], top.iloc[0]["test_name"], int(top.iloc[0]["failed"])) == ("rolltask01", FORMAT, 3)
     assert any(AGENT_LABELS["ablation"] in c.value for c in at.caption)
     # nop alone: no ablation caption
-    at.multiselect(key="fail_agents").set_value(["nop"]).run()
+    at.pills(key="fail_agents").set_value(["nop"]).run()
     assert not any("verifier probe" in c.value for c in at.caption)
     # a model and a run that never met: nothing
     at.multiselect(key="fail_models").set_value(["qwen3-coder"]).run()
     assert any("No rollouts match these filters" in i.value for i in at.info)
-    at.multiselect(key="fail_agents").set_value([]).run()
+    at.pills(key="fail_agents").set_value([]).run()
     at.multiselect(key="fail_runs").set_value(["rollfix-t2-qwen"]).run()
     at.multiselect(key="fail_tasks").set_value(["rolltask02"]).run()
     assert metric(at, "Rollouts") == "3" and metric(at, "Failed") == "3"
