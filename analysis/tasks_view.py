@@ -94,6 +94,21 @@ def hidden_unverified(tasks: pd.DataFrame, verdicts: Iterable[str]) -> int:
     return int((~tasks["verdict"].isin((*VERIFIED, WITHDRAWN))).sum())
 
 
+def judgement_note(judgements: pd.DataFrame) -> str | None:
+    """The trajectory judge's newest verdict on a task (``trajectory_judgements.judgements``,
+    newest first), in a line; None when it was never judged."""
+    if judgements is None or judgements.empty:
+        return None
+    j = judgements.iloc[0]
+    verdict = "a design flaw" if j["verdict"] == "design_flaw" else "too hard"
+    ev = j["evidence"] if isinstance(j["evidence"], Mapping) else {}
+    failing = ", ".join(ev.get("consistent") or []) or "none"
+    reason = str(j["reason"]).rstrip()
+    reason += "" if reason.endswith((".", "!", "?")) else "."
+    return (f"Trajectory judge ({j['model'] or 'unknown model'}): {verdict} after {int(j['n_rollouts'])} failed "
+            f"LLM rollouts — {reason} Tests failed in every rollout: {failing}.")
+
+
 def withdrawal_note(withdrawal: Mapping | None) -> str:
     """What the Tasks page says of a withdrawn task: who took it out, when, and why."""
     if not withdrawal:

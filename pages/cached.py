@@ -26,6 +26,7 @@ from workbench.store import scenarios as scenario_store
 from workbench.store import skills as skill_store
 from workbench.store import status as status_store
 from workbench.store import task_events
+from workbench.store import trajectory_judgements
 from workbench.store import tasks as task_store
 from workbench.store.connection import Database
 from workbench.workspace import Workspace
@@ -80,6 +81,7 @@ task_runs = store_query(task_store.runs)
 checks_for = store_query(task_store.checks_for, max_entries=64)
 task_withdrawal = store_query(task_events.withdrawal, max_entries=64)
 task_history = store_query(task_events.history, max_entries=64)
+task_judgements = store_query(trajectory_judgements.judgements, max_entries=64)
 funnel_counts = store_query(task_store.funnel_counts, max_entries=32)
 calls_frame = store_query(llm_calls.calls_frame, max_entries=4)
 attempts_for = store_query(repair_store.attempts_for, max_entries=64)

@@ -126,6 +126,8 @@ elif t["verdict"] == "cancelled":
                f"`{runs_view.resume_command(t['run_id'], str(ws.root))}` verifies it.")
 else:
     st.info("Pending: not verified yet.")
+if judged := tv.judgement_note(cached.task_judgements(ws, tid)):
+    st.caption(judged)
 
 checks = cached.checks_for(ws, tid)
 try:

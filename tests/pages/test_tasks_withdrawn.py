@@ -7,6 +7,7 @@ import pytest
 from tests.pages.apptest_helpers import button, metric, open_page
 from tests.pages.synth_fixture import make_synth_fixture
 from workbench.store import task_events
+from workbench.store import trajectory_judgements as judgements
 from workbench.store import tasks as store
 
 REASON = "test_count checks /app/count.txt, a file the instruction never names"
@@ -16,7 +17,9 @@ REASON = "test_count checks /app/count.txt, a file the instruction never names"
 def withdrawn(graph_workspace, monkeypatch):
     ws = graph_workspace
     [accepted] = [t for t in make_synth_fixture(ws) if t.verdict == "accepted"]
-    task_events.withdraw(ws.db, accepted.task_id, "trajectory_judge", REASON)
+    judgements.save_judgement(ws.db, accepted.task_id, verdict="design_flaw", reason=REASON,
+                              evidence={"consistent": ["test_outputs.py::test_count"]}, n_rollouts=3,
+                              model="judge-model", cost_usd=0.001, withdraw=True)
     at = open_page(ws, monkeypatch, "tasks.py")
     return ws, at, accepted
 
@@ -30,9 +33,12 @@ def test_a_withdrawn_task_reads_withdrawn_with_its_reason_and_undo_restores_it(w
     assert not at.exception, at.exception
     [warning] = [w.value for w in at.warning]
     assert warning.startswith("Withdrawn from the accepted set by the trajectory judge on ")
-    assert REASON in warning
+    assert f"design flaw: {REASON}" in warning
+    assert any(c.value.startswith("Trajectory judge (judge-model): a design flaw after 3 failed LLM rollouts — "
+                                  f"{REASON}. Tests failed in every rollout: test_outputs.py::test_count.")
+               for c in at.caption)
     events = next(d.value for d in at.dataframe if "event" in d.value.columns)
-    assert events["event"].tolist() == ["withdrawn"] and events["reason"].tolist() == [REASON]
+    assert events["event"].tolist() == ["withdrawn"] and events["reason"].tolist() == [f"design flaw: {REASON}"]
 
     button(at, f"restore_{task.task_id}").click().run()
     assert not at.exception, at.exception
