@@ -125,3 +125,17 @@ def test_a_missing_task_image_is_built_once_before_its_rollouts(tasks_ws, engine
     finally:
         from pipeline.rollouts.selection import select_tasks
         engine.remove_image(select_tasks(ws, ids[:1])[0].image)   # ours alone: a unique environment
+
+
+def test_the_accepted_set_leaves_withdrawn_tasks_out_and_unknown_ids_are_named(tasks_ws):
+    from pipeline.rollouts.selection import SelectionError, select_tasks
+    from workbench.store import task_events
+    from workbench.store import tasks as task_store
+    ws, ids = tasks_ws
+    accepted = list(task_store.accepted_tasks(ws.db).task_id)
+    assert [t.task_id for t in select_tasks(ws, None)] == accepted and set(ids) <= set(accepted)
+    task_events.withdraw(ws.db, ids[0], "user", "a test withdrew it")
+    assert ids[0] not in [t.task_id for t in select_tasks(ws, None)]
+    assert [t.task_id for t in select_tasks(ws, [ids[0]])] == [ids[0]]     # named explicitly, it still runs
+    with pytest.raises(SelectionError, match="unknown task id\\(s\\): nope"):
+        select_tasks(ws, [ids[1], "nope"])
