@@ -183,6 +183,8 @@ def _resumed_spec(ws: Workspace, run_id: str | None, concurrency: int | None) ->
         if pid_alive(int(run["pid"])):
             raise ValueError(f"run {run_id} is still running (pid {run['pid']}); cancel it first")
     p = json.loads(run["params"]) if isinstance(run["params"], str) else dict(run["params"])
+    if "k" not in p:   # a launcher's reserved row whose process never got as far as planning the batch
+        raise ValueError(f"run {run_id} never started (its log under runs/{run_id}/ says why); launch it again")
     spec = BatchSpec(run["agent"], tuple(p["task_ids"]), int(run["k"]), p.get("model"), float(p.get("temperature", 0)),
                      p.get("max_turns"), p.get("replay"))
     if concurrency is not None and concurrency < 1:

@@ -61,3 +61,13 @@ def test_bad_parameters_are_refused_before_anything_starts(workspace):
     with pytest.raises(ValueError, match="choose one of nop, oracle, ablation, terminus-2"):
         jobs.launch(workspace, jobs.RolloutParams(agent="claude"))
     assert store.runs(workspace.db).empty
+
+
+def test_a_launched_run_that_never_started_cannot_be_resumed_but_says_so(workspace, monkeypatch):
+    from pipeline.rollouts.batch import run_rollouts
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
+    run_id = jobs.launch(workspace, jobs.RolloutParams(agent="terminus-2", k=1))   # refused: no endpoint
+    pid = store.get_run(workspace.db, run_id)["pid"]
+    assert _wait(lambda: not jobs.is_alive(pid), 120)
+    with pytest.raises(ValueError, match=f"run {run_id} never started .*launch it again"):
+        run_rollouts(workspace, resume=True, run_id=run_id)
