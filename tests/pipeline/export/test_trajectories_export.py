@@ -192,3 +192,30 @@ def test_one_run_and_unreadable_trajectories(fx, tmp_path):
     assert "not valid ATIF" in report.unreadable[0].why and broken["folder"] in report.unreadable[0].why
     assert report.no_trajectory == [gone["rollout_id"]]
     assert "Unreadable trajectories: 1" in (tmp_path / "one" / "README.md").read_text()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_real_rollouts_export_as_atif_harbor_accepts_and_as_chat_rows(graph_workspace, tmp_path):
+    """Rollouts the workbench really ran (terminus-2 against the scripted replay model that types
+    the oracle's commands, and the ablation probe) on a synthesized demo task."""
+    from pipeline.rollouts.batch import run_rollouts
+    from pipeline.synth.batch import run_synth
+    from workbench.store import tasks as task_store
+    ws = graph_workspace
+    run_synth(ws, n_paths=2, seed=7, concurrency=2)
+    task_id = task_store.accepted_tasks(ws.db).task_id.iloc[0]
+    t2 = run_rollouts(ws, agent="terminus-2", task_ids=[task_id], k=2, replay="oracle", concurrency=2)
+    probe = run_rollouts(ws, agent="ablation", task_ids=[task_id], k=1)
+    assert t2.ran == 2 and probe.ran == 1, (t2.as_dict(), probe.as_dict())
+
+    atif = export_trajectories(ws, tmp_path / "atif", fmt="atif")
+    files = sorted((tmp_path / "atif" / "trajectories").glob("*.json"))
+    assert len(files) == 3 and validate_with_harbor(files) == []
+
+    report = export_trajectories(ws, tmp_path / "rows", fmt="chat-jsonl", episodes="last")
+    rows = _jsonl(tmp_path / "rows" / "conversations.jsonl")
+    assert report.scripted_left_out == {"ablation": 1} and len(rows) == 2
+    assert {r["agent"] for r in rows} == {"terminus-2"} and {r["run_id"] for r in rows} == {t2.run_id}
+    assert all(r["conversations"][-1]["role"] == "assistant" and len(r["conversations"]) >= 3 for r in rows)
+    assert atif.kept == {"terminus-2": 2, "ablation": 1}
