@@ -218,7 +218,8 @@ def check_vs_task(rollouts: pd.DataFrame, tests: pd.DataFrame) -> pd.DataFrame:
 
 # --- the page's table and pickers ------------------------------------------------------------
 
-TABLE_COLUMNS = ["task_id", "task_name", "agent_label", "rollouts", "passed", "pass@1", "k", "pass@k", "band",
+# the figures first, the (long) agent label after them
+TABLE_COLUMNS = ["task_id", "task_name", "band", "pass@1", "pass@k", "k", "rollouts", "passed", "agent_label",
                  "category", "n_steps", "provider", "sampler"]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from analysis.difficulty import BAND_COLORS, BANDS
 from analysis.figures import clear_of_toolbar
@@ -22,18 +23,34 @@ def bands_by_agent_figure(counts: pd.DataFrame) -> go.Figure:
 
 
 def distribution_figure(dist: pd.DataFrame, dimension: str) -> go.Figure:
-    """Tasks per value of `dimension` and band (analysis.difficulty.band_distribution), one panel
-    per agent config."""
-    data = dist.assign(value=dist["value"].astype(str), band=dist["band"].astype(str))
-    panels = data["agent_label"].nunique()
-    fig = px.bar(data, x="value", y="tasks", color="band", facet_row="agent_label", color_discrete_map=BAND_COLORS,
-                 category_orders={"band": list(BANDS)}, labels={"value": dimension})
-    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1], textangle=0, x=0, xanchor="left",
-                                               yanchor="bottom", font=dict(size=12)))
-    fig.update_layout(height=max(260, 220 * panels + 80), legend=_LEGEND, margin=dict(l=0, r=0, t=10, b=0))
+    """Tasks per value of `dimension` and band (analysis.difficulty.band_distribution): stacked
+    bars, one panel per agent config with its label above it, the same values on every x axis."""
+    labels = list(dict.fromkeys(dist["agent_label"]))
+    # path lengths in number order, names in letter order ("unknown" among them)
+    values = [str(v) for v in sorted(set(dist["value"]), key=lambda v: (isinstance(v, str), v))]
+    fig = make_subplots(rows=max(1, len(labels)), cols=1, shared_xaxes=True, subplot_titles=labels or None,
+                        vertical_spacing=min(0.12, 0.5 / max(1, len(labels))))
+    for row, label in enumerate(labels, 1):
+        mine = dist[dist["agent_label"] == label]
+        for band in BANDS:
+            part = mine[mine["band"].astype(str) == band]
+            if part.empty:
+                continue
+            fig.add_trace(go.Bar(x=part["value"].astype(str), y=part["tasks"], name=band, legendgroup=band,
+                                 marker_color=BAND_COLORS[band], showlegend=band not in _shown(fig),
+                                 hovertemplate=f"%{{x}}: %{{y}} {band}<extra>{label}</extra>"), row=row, col=1)
+    fig.update_annotations(x=0, xanchor="left", font=dict(size=12))
+    fig.update_layout(barmode="stack", height=max(260, 200 * len(labels) + 100), legend=_LEGEND,
+                      legend_traceorder="normal", margin=dict(l=0, r=0, t=10, b=0))
     fig.update_yaxes(title_text="tasks", dtick=1)
-    fig.update_xaxes(type="category")
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=values)
+    fig.update_xaxes(title_text=dimension, row=max(1, len(labels)), col=1)
     return clear_of_toolbar(fig)
+
+
+def _shown(fig: go.Figure) -> set[str]:
+    """The bands that already have a legend entry."""
+    return {t.name for t in fig.data if t.showlegend is not False}
 
 
 def check_vs_task_figure(rates: pd.DataFrame) -> go.Figure:

@@ -24,19 +24,20 @@ if rollouts.empty:
 
 labels = fail.agent_labels(rollouts)
 runs = d.run_labels(rollouts, cached.rollout_runs(ws))
-cols = st.columns(5)
-agents = cols[0].multiselect("Agent", list(labels), format_func=labels.get, key="diff_agents")
-models = cols[1].multiselect("Model", d.model_options(rollouts), key="diff_models",
+# the agent labels are long (ablation says what it is): their picker gets a row of its own
+agents = st.multiselect("Agent", list(labels), format_func=labels.get, key="diff_agents")
+cols = st.columns([1, 2, 1, 1, 1])
+models = cols[0].multiselect("Model", d.model_options(rollouts), key="diff_models",
                              help="The scripted agents use no model: they read '(no model)'.")
-run_ids = cols[2].multiselect("Run", list(runs), format_func=runs.get, key="diff_runs")
-categories = cols[3].multiselect("Category", sorted(set(rollouts["category"].dropna())), key="diff_categories")
-bands = cols[4].multiselect("Band", list(d.BANDS), key="diff_bands")
+run_ids = cols[1].multiselect("Run", list(runs), format_func=runs.get, key="diff_runs")
+categories = cols[2].multiselect("Category", sorted(set(rollouts["category"].dropna())), key="diff_categories")
+bands = cols[3].multiselect("Band", list(d.BANDS), key="diff_bands")
 f = d.DifficultyFilter(agents=tuple(agents), models=tuple(models), runs=tuple(run_ids),
                        categories=tuple(categories), bands=tuple(bands))
 chosen = d.filter_rollouts(rollouts, f)
 most = d.most_rollouts(chosen)
-k = st.number_input("k of pass@k", min_value=1, max_value=most, value=most, key="diff_k",
-                    help="Tasks with fewer than k rollouts get no pass@k.")
+k = cols[4].number_input("k of pass@k", min_value=1, max_value=most, value=most, key="diff_k",
+                         help="Tasks with fewer than k rollouts get no pass@k.")
 diff = d.filter_bands(d.task_difficulty(chosen, int(k)), f.bands)
 if diff.empty:
     st.warning("No rollouts match these filters.")
@@ -48,7 +49,7 @@ m[1].metric("Rollouts", int(diff["rollouts"].sum()))
 m[2].metric("Mean pass@1", f"{diff['pass@1'].mean():.0%}")
 m[3].metric("Unsolved (task × agent)", int((diff["band"] == "unsolved").sum()))
 
-tab_bands, tab_dist, tab_checks, tab_tasks = st.tabs(["Bands", "Distributions", "Checks vs tasks", "Tasks"])
+tab_bands, tab_dist, tab_checks, tab_tasks = st.tabs(["Bands", "Distributions", "Checks vs tasks", "Task table"])
 with tab_bands:
     st.plotly_chart(figs.bands_by_agent_figure(d.band_counts(diff)), width="stretch", key="bands_fig")
     st.caption("One row per agent config; a task counts once per agent config that ran it.")

@@ -73,7 +73,7 @@ def test_the_empty_workspace_says_how_to_make_rollouts(workspace, monkeypatch):
 
 def test_every_task_and_agent_config_with_its_pass_rates_and_band(page):
     at, _ = page
-    assert [t.label for t in at.tabs] == ["Bands", "Distributions", "Checks vs tasks", "Tasks"]
+    assert [t.label for t in at.tabs] == ["Bands", "Distributions", "Checks vs tasks", "Task table"]
     table = _table(at)
     assert len(table) == len(PLAN)
     assert metric(at, "Tasks") == str(len(TASKS) - 1) and metric(at, "Rollouts") == "57"
