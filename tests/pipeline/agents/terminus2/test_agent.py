@@ -1,4 +1,4 @@
-"""terminus-2 in real trials: real Docker containers, the real tmux Terminal, the real LLM
+"""terminus-2: its model, label and config key; and in real trials: real Docker containers, the real tmux Terminal, the real LLM
 client over HTTP against the replay server playing the scripted models. The oracle-typing model
 solves a demo task (reward 1); the malformed, never-completing, flooding and early-completing
 models end as they should, with bounded output and trajectories Harbor's validator accepts."""
@@ -30,7 +30,6 @@ from workbench.sandbox.task_toml import parse as parse_task_toml
 from workbench.sandbox.terminal import OUTPUT_CAP_BYTES
 from workbench.workspace import Workspace
 
-pytestmark = pytest.mark.docker
 OBSERVATION_CAP = OUTPUT_CAP_BYTES + 1_000     # the terminal's cap plus our headings and question
 
 
@@ -78,6 +77,7 @@ def _observations(steps) -> list[str]:
     return [r.get("content") or "" for s in steps for r in s.get("observation", {}).get("results", [])]
 
 
+@pytest.mark.docker
 def test_the_oracle_typing_model_solves_a_demo_task(engine, demo_task, tmp_path):
     ws, bundle, *_ = demo_task
     trial, trial_id = _rollout(engine, demo_task, "oracle")
@@ -99,6 +99,7 @@ def test_the_oracle_typing_model_solves_a_demo_task(engine, demo_task, tmp_path)
     assert rows[0][0] == msg.STAGE and rows[0][1] == a.turns and rows[0][2] == pytest.approx(a.cost_usd)
 
 
+@pytest.mark.docker
 def test_early_completion_is_questioned_and_the_work_then_done(engine, demo_task, tmp_path):
     trial, _ = _rollout(engine, demo_task, "early_complete")
     a = trial.agent
@@ -107,6 +108,7 @@ def test_early_completion_is_questioned_and_the_work_then_done(engine, demo_task
     assert msg.CONFIRM_QUESTION in _observations(steps)[0]         # the first completion only asked
 
 
+@pytest.mark.docker
 def test_malformed_replies_end_as_parse_errors_and_the_tests_still_run(engine, demo_task, tmp_path):
     trial, _ = _rollout(engine, demo_task, "malformed")
     a = trial.agent
@@ -116,6 +118,7 @@ def test_malformed_replies_end_as_parse_errors_and_the_tests_still_run(engine, d
     assert all(o.startswith(msg.PARSE_ERROR_HEAD) for o in _observations(_valid(tmp_path, a.trajectory)))
 
 
+@pytest.mark.docker
 def test_a_model_that_never_completes_is_stopped_at_max_turns(engine, demo_task, tmp_path):
     trial, _ = _rollout(engine, demo_task, "never_completes", max_turns=4)
     a = trial.agent
@@ -123,6 +126,7 @@ def test_a_model_that_never_completes_is_stopped_at_max_turns(engine, demo_task,
     assert "still working 4" in _observations(_valid(tmp_path, a.trajectory))[-1]
 
 
+@pytest.mark.docker
 def test_a_flood_of_output_reaches_the_model_capped_and_the_container_survives(engine, demo_task, tmp_path):
     trial, _ = _rollout(engine, demo_task, "floods")
     a = trial.agent
@@ -133,6 +137,7 @@ def test_a_flood_of_output_reaches_the_model_capped_and_the_container_survives(e
     assert len(a.log) <= 250_000 and len(json.dumps(a.trajectory)) < 200_000
 
 
+@pytest.mark.docker
 def test_the_agent_timeout_ends_the_rollout_and_keeps_what_happened(engine, demo_task, tmp_path):
     trial, _ = _rollout(engine, demo_task, "never_completes", agent_timeout_s=4)
     a = trial.agent
@@ -142,3 +147,20 @@ def test_the_agent_timeout_ends_the_rollout_and_keeps_what_happened(engine, demo
     steps = _valid(tmp_path, a.trajectory)
     assert len(steps) == a.turns and "still working 1" in _observations(steps)[0]
     assert "timeout" in a.trajectory["notes"] and a.recording
+
+
+def test_the_agent_says_its_model_and_config_and_refuses_a_second_model_name():
+    with ReplayServer() as srv:
+        caller = LLMCaller(LLMClient(make_settings(srv, model=REPLAY_MODEL)))
+        try:
+            agent = make_agent("terminus-2", caller=caller, temperature=0.7, max_turns=7)
+            assert agent.model == REPLAY_MODEL and agent.label.endswith(f"· {REPLAY_MODEL}")
+            key = agent.config_key()
+            assert key.startswith(f"terminus-2@1:{REPLAY_MODEL}:t=0.7:turns=7:prompt=")
+            assert key != make_agent("terminus-2", caller=caller, temperature=0.0, max_turns=7).config_key()
+            with pytest.raises(ValueError, match="model 'gpt-4o' but the LLM client is set up for"):
+                make_agent("terminus-2", caller=caller, model="gpt-4o")
+            with pytest.raises(ValueError, match="max_turns must be >= 1"):
+                make_agent("terminus-2", caller=caller, max_turns=0)
+        finally:
+            caller.close()

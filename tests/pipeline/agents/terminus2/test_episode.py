@@ -215,20 +215,3 @@ def test_tokens_cost_and_llm_time_add_up_per_turn_and_the_trajectory_is_valid(tm
     path.write_text(json.dumps(doc))
     assert validate_with_harbor(path) == []
 
-
-def test_the_agent_says_its_model_and_config_and_refuses_a_second_model_name():
-    from pipeline.agents.factory import make_agent
-    with ReplayServer() as srv:
-        caller = LLMCaller(LLMClient(make_settings(srv, model=REPLAY_MODEL)))
-        try:
-            agent = make_agent("terminus-2", caller=caller, temperature=0.7, max_turns=7)
-            assert agent.model == REPLAY_MODEL and agent.label.endswith(f"· {REPLAY_MODEL}")
-            key = agent.config_key()
-            assert key.startswith(f"terminus-2@1:{REPLAY_MODEL}:t=0.7:turns=7:prompt=")
-            assert key != make_agent("terminus-2", caller=caller, temperature=0.0, max_turns=7).config_key()
-            with pytest.raises(ValueError, match="model 'gpt-4o' but the LLM client is set up for"):
-                make_agent("terminus-2", caller=caller, model="gpt-4o")
-            with pytest.raises(ValueError, match="max_turns must be >= 1"):
-                make_agent("terminus-2", caller=caller, max_turns=0)
-        finally:
-            caller.close()
