@@ -154,7 +154,14 @@ def run_episode(terminal: TerminalLike, ask: Ask, messages: list[dict], builder:
                 break
             ep.messages.append({"role": "user", "content": feedback})
     except SessionStopped as exc:
-        r.status, r.error = "crashed", f"the container stopped: {exc}"
+        # The trial takes the container back after a cancel or past the agent's time: that is
+        # the stop or the timeout, not a crash.
+        if stop.is_set():
+            r.status, r.error = "stopped", f"the batch was cancelled ({exc})"
+        elif clock.left() <= 0:
+            r.status, r.error = "timeout", f"agent timeout of {timeout_s:g} s reached: {exc}"
+        else:
+            r.status, r.error = "crashed", f"the container stopped: {exc}"
     except TerminalError as exc:
         r.status, r.error = "crashed", f"the terminal stopped answering: {exc}"
     except BudgetExceeded as exc:

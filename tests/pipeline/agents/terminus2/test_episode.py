@@ -25,14 +25,20 @@ from workbench.sandbox.terminal import SessionStopped, TerminalStats
 class FakeTerminal:
     """Keys in, canned output out: `$ <keys>` per line typed, or what `outputs` says."""
 
-    def __init__(self, stop_after: int | None = None):
+    def __init__(self, stop_after: int | None = None, gone: bool = False):
+        self.gone = gone                    # the container is gone: every call raises
         self.stats = TerminalStats()
         self.sent: list[str] = []
         self.waits: list[float] = []
         self._new: list[str] = []
         self.stop_after = stop_after
 
+    def _check(self):
+        if self.gone:
+            raise SessionStopped("the trial took the container back")
+
     def send_keys(self, keys: str) -> None:
+        self._check()
         if self.stop_after is not None and len(self.sent) >= self.stop_after:
             raise SessionStopped("memory limit reached (exit 137)")
         self.sent.append(keys)
@@ -44,6 +50,7 @@ class FakeTerminal:
         self.stats.waited_s += seconds
 
     def read_new(self) -> str:
+        self._check()
         out, self._new = "".join(self._new), []
         return out
 
@@ -176,6 +183,25 @@ def test_a_stopped_container_ends_the_episode_as_crashed_with_why():
         ep, builder = _episode(srv, FakeTerminal(stop_after=1))
     assert ep.result.status == "crashed" and "memory limit reached" in ep.result.error
     assert builder.steps == 2                                          # the prompts; the turn never finished
+
+
+def test_a_container_taken_back_after_a_cancel_or_past_the_timeout_is_not_a_crash():
+    stop = threading.Event()
+    rule, _ = _scripted([_reply("echo 1\n", "echo 2\n")])
+
+    class TakenBack(FakeTerminal):
+        def wait(self, seconds):
+            stop.set()                      # the batch is cancelled while the command runs ...
+            super().wait(seconds)
+            self.gone = True                # ... and the trial takes the container back
+
+    with ReplayServer(Script([rule])) as srv:
+        ep, _ = _episode(srv, TakenBack(), stop=stop)
+        assert ep.result.status == "stopped" and "cancelled" in ep.result.error
+        slow = Rule(match="Task Description", reply=lambda body: (time.sleep(0.6), _reply("echo 1\n"))[1])
+        srv.set_rules([slow])
+        ep, _ = _episode(srv, FakeTerminal(gone=True), timeout_s=0.5)   # the reply came after the cut-off
+    assert ep.result.status == "timeout" and "took the container back" in ep.result.error
 
 
 def test_a_spent_budget_stops_the_episode_and_says_so():
