@@ -118,3 +118,31 @@ def test_an_unsolved_terminus2_task_goes_to_the_trajectory_judge_after_the_batch
     assert [t for t, _ in verdicts] == [ids[0]]
     code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-unsolved", "--no-judge")
     assert code == 0 and "trajectory judge" not in out
+
+
+@pytest.mark.docker
+def test_ctrl_c_cancels_the_batch_cleanly_and_says_how_to_resume(tasks_ws):
+    import signal
+    import subprocess
+    import sys
+
+    from workbench.config import REPO_ROOT
+    from workbench.sandbox.engine import Engine
+    ws, ids = tasks_ws
+    proc = subprocess.Popen([sys.executable, "-m", "workbench.cli", "rollout", "--workspace", str(ws.root),
+                             "--agent", "oracle", "--tasks", *ids, "-k", "3", "--concurrency", "1",
+                             "--run-id", "cli-int", "--no-progress"],
+                            cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if line.startswith("progress done=1 "):
+            proc.send_signal(signal.SIGINT)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    text = "".join(seen) + rest
+    assert proc.returncode == 3, text
+    assert "Run cli-int cancelled" in text and "workbench rollout --resume cli-int" in text.replace("\n", " ")
+    run = store.get_run(ws.db, "cli-int")
+    assert run["status"] == "cancelled" and 1 <= len(store.rollouts_frame(ws.db, "cli-int")) < 6
+    assert Engine(sweep=False).orphaned_containers() == []
