@@ -56,8 +56,8 @@ def solution_steps(solve_sh: str) -> list[str]:
 
 def step_keystrokes(k: int, script: str) -> str:
     """Write step k's script to a file and run it with bash. The script travels as base64 on
-    one line: typed as a here-document, its Tabs would complete, its `!` expand, and each of its
-    lines would be an Enter the terminal counts as a command still running."""
+    one line: typed into an interactive bash as a here-document, its Tabs would complete and
+    its `!` expand."""
     blob = base64.b64encode(script.encode()).decode()
     path = f"{_WORKDIR}/step{k}.sh"
     return (f"mkdir -p {_WORKDIR} && echo {blob} | base64 -d > {path}\n"
