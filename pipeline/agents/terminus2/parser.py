@@ -75,7 +75,7 @@ def _load_object(text: str, warnings: list[str]) -> dict:
             fixed = text[text.index("{"):] + "}" * unclosed
             try:
                 data = json.loads(fixed)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 data = None
             if isinstance(data, dict):
                 warnings.append("AUTO-CORRECTED: added the missing closing brace(s) - please send "
@@ -89,11 +89,13 @@ def _load_object(text: str, warnings: list[str]) -> dict:
     if text[end:].strip(" \n\r\t`"):
         warnings.append("Extra text detected after JSON object")
     content = text[start:end]
+    preview = content if len(content) <= _CONTENT_PREVIEW else content[:100] + "..."
     try:
         data = json.loads(content)
     except json.JSONDecodeError as exc:
-        preview = content if len(content) <= _CONTENT_PREVIEW else content[:100] + "..."
         raise ReplyError(f"Invalid JSON: {exc} | Content: {preview!r}", warnings) from None
+    except RecursionError:
+        raise ReplyError(f"Invalid JSON: nested too deeply | Content: {preview!r}", warnings) from None
     return data
 
 

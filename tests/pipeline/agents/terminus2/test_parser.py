@@ -56,6 +56,8 @@ def test_unjoined_commands_and_unknown_keys_warn():
     ("", "No valid JSON found"),
     ('{"analysis": "a", "plan": "p", "commands": [', "No valid JSON found"),
     ('{"analysis": "a", "plan": "p", "commands": [}', "Invalid JSON"),
+    ('{"analysis": ' + "[" * 100_000 + "]" * 100_000 + "}", "Invalid JSON: nested too deeply"),
+    ('{"analysis": ' + "[" * 100_000, "No valid JSON found"),
     ('{"analysis": "a"}', "Missing required fields: plan, commands"),
     ('{"analysis": "a", "plan": "p", "commands": "ls"}', "Field 'commands' must be an array"),
     ('{"analysis": "a", "plan": "p", "commands": ["ls"]}', "Command 1 must be an object"),
