@@ -111,11 +111,23 @@ class DifficultyFilter:
     runs: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
     bands: tuple[str, ...] = ()     # applied to the difficulty frame, not to rollouts
+    # A task the trajectory judge (or a person) withdrew as a design flaw is out of the accepted
+    # set: its failures say nothing about how hard a sound task is (SETA discards such tasks).
+    withdrawn: bool = False
 
 
 def filter_rollouts(rollouts: pd.DataFrame, f: DifficultyFilter) -> pd.DataFrame:
     out = fail.filter_rollouts(rollouts, agents=f.agents, models=f.models, runs=f.runs)
+    if not f.withdrawn and "withdrawn" in out:
+        out = out[~out["withdrawn"].fillna(False).astype(bool)]
     return out[out["category"].isin(f.categories)] if f.categories else out
+
+
+def withdrawn_tasks(rollouts: pd.DataFrame) -> list[str]:
+    """The tasks with rollouts that are withdrawn from the accepted set."""
+    if rollouts.empty or "withdrawn" not in rollouts:
+        return []
+    return sorted(set(rollouts.loc[rollouts["withdrawn"].fillna(False).astype(bool), "task_id"]))
 
 
 def filter_bands(difficulty: pd.DataFrame, bands: Iterable[str]) -> pd.DataFrame:

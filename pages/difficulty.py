@@ -32,8 +32,13 @@ models = cols[0].multiselect("Model", d.model_options(rollouts), key="diff_model
 run_ids = cols[1].multiselect("Run", list(runs), format_func=runs.get, key="diff_runs")
 categories = cols[2].multiselect("Category", sorted(set(rollouts["category"].dropna())), key="diff_categories")
 bands = cols[3].multiselect("Band", list(d.BANDS), key="diff_bands")
+withdrawn = d.withdrawn_tasks(rollouts)
+keep_withdrawn = bool(withdrawn) and st.checkbox(
+    f"Include the {len(withdrawn)} task(s) withdrawn from the accepted set", key="diff_withdrawn",
+    help="A task withdrawn as a design flaw (the trajectory judge, or by hand on the Tasks page) is left out: "
+         "its failures say nothing about how hard a sound task is.")
 f = d.DifficultyFilter(agents=tuple(agents), models=tuple(models), runs=tuple(run_ids),
-                       categories=tuple(categories), bands=tuple(bands))
+                       categories=tuple(categories), bands=tuple(bands), withdrawn=keep_withdrawn)
 chosen = d.filter_rollouts(rollouts, f)
 most = d.most_rollouts(chosen)
 k = cols[4].number_input("k of pass@k", min_value=1, max_value=most, value=most, key="diff_k",

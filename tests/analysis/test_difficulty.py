@@ -180,7 +180,7 @@ def test_filters():
     frame = pd.concat([_frame(ROWS), _frame([("t2", T2, "qwen3-coder", True)], run_id="r2")], ignore_index=True)
     assert d.agent_options(frame) == ["oracle", "ablation", T2]
     assert d.model_options(frame) == ["(no model)", MINI, "qwen3-coder"]
-    assert len(d.filter_rollouts(frame, d.DifficultyFilter())) == len(frame)
+    assert len(d.filter_rollouts(frame, d.DifficultyFilter())) == len(frame)     # none withdrawn
     only = d.filter_rollouts(frame, d.DifficultyFilter(models=("qwen3-coder",)))
     assert only["run_id"].tolist() == ["r2"]
     assert set(d.filter_rollouts(frame, d.DifficultyFilter(models=("(no model)",)))["agent"]) == {"oracle", "ablation"}
@@ -190,6 +190,14 @@ def test_filters():
     diff = d.task_difficulty(frame)
     assert set(d.filter_bands(diff, ["solved"])["task_id"]) == {"t1", "t2"}
     assert len(d.filter_bands(diff, [])) == len(diff)
+
+
+def test_withdrawn_tasks_are_left_out_unless_asked_for():
+    frame = _frame(ROWS)
+    frame.loc[frame["task_id"] == "t2", "withdrawn"] = True
+    assert d.withdrawn_tasks(frame) == ["t2"] and d.withdrawn_tasks(_frame(ROWS)) == []
+    assert "t2" not in set(d.filter_rollouts(frame, d.DifficultyFilter())["task_id"])
+    assert len(d.filter_rollouts(frame, d.DifficultyFilter(withdrawn=True))) == len(frame)
 
 
 def test_export_of_a_selection():

@@ -17,6 +17,7 @@ from tests.pages.apptest_helpers import chart, codes, frame, metric, open_page, 
 from tests.pages.rollouts_fixture import (MODELS, NO_ROLLOUTS_TASK, PLAN, RUNS, TASKS, UNSOLVED_TASK,
                                           expected_check_rate, expected_passes, make_rollouts_fixture)
 from workbench.store import rollouts as ro_store
+from workbench.store import task_events
 
 T2 = "terminus-2"
 
@@ -125,6 +126,22 @@ def test_filters_by_agent_model_run_category_and_band(page):
         (t, _label(a, m)) for t, a, m in PLAN if expected_passes(t, a, m)[0] == 0}
     at.multiselect(key="diff_bands").set_value(["medium"]).run()      # none at k = 3
     assert not at.exception and "No rollouts match these filters." in [w.value for w in at.warning]
+
+
+def test_a_withdrawn_task_is_left_out_until_asked_for(rollouts_ws, monkeypatch):
+    ws, _ = rollouts_ws
+    task_events.withdraw(ws.db, UNSOLVED_TASK, "trajectory_judge", "design flaw: the tests expect an unstated format")
+    at = open_page(ws, monkeypatch, "difficulty.py")
+    assert UNSOLVED_TASK not in set(_table(at)["task_id"])
+    box = at.checkbox(key="diff_withdrawn")
+    assert box.label == "Include the 1 task(s) withdrawn from the accepted set" and not box.value
+    box.check().run()
+    assert not at.exception and UNSOLVED_TASK in set(_table(at)["task_id"])
+
+
+def test_no_withdrawn_task_no_checkbox(page):
+    at, _ = page
+    assert not [c for c in at.checkbox if c.key == "diff_withdrawn"]
 
 
 def test_pass_at_another_k(page):
