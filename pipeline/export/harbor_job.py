@@ -27,10 +27,14 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from workbench.sandbox.bundle import BundleError, check_relpath
+
 MAX_JSON_BYTES = 4 * 1024 * 1024            # result.json, lock.json
 MAX_TRAJECTORY_BYTES = 64 * 1024 * 1024
 MAX_FILE_BYTES = 2 * 1024 * 1024            # each verifier file and agent log (cut beyond, with a note)
 MAX_VERIFIER_FILES = 64
+MAX_LOG_FILES = 16                          # of agent/*.txt|*.log
+MAX_LOG_CHARS = 200_000                     # the joined agent.log keeps its head and tail
 LOG_SUFFIXES = (".txt", ".log")
 
 
@@ -270,6 +274,9 @@ def _read_outputs(trial_dir: Path, trial: HarborTrial) -> None:
             trial.notes.append(f"agent/{exc}")
     logs = []
     sources = ([p for p in sorted(agent_dir.iterdir()) if p.suffix in LOG_SUFFIXES] if _is_dir(agent_dir) else [])
+    if len(sources) > MAX_LOG_FILES:
+        trial.notes.append(f"agent/ holds {len(sources)} log files; the first {MAX_LOG_FILES} kept")
+        sources = sources[:MAX_LOG_FILES]
     sources += [trial_dir / "trial.log"] if (trial_dir / "trial.log").exists() else []
     for p in sources:
         try:
@@ -279,7 +286,10 @@ def _read_outputs(trial_dir: Path, trial: HarborTrial) -> None:
             continue
         rel = p.relative_to(trial_dir).as_posix()
         logs.append(f"--- {rel}{' (cut)' if cut else ''}\n{data.decode('utf-8', 'replace')}")
-    trial.agent_log = "\n".join(logs)
+    text = "\n".join(logs)
+    half = MAX_LOG_CHARS // 2
+    trial.agent_log = text if len(text) <= MAX_LOG_CHARS else \
+        f"{text[:half]}\n… [{len(text) - MAX_LOG_CHARS} characters left out] …\n{text[-half:]}"
     if not _is_dir(verifier_dir):
         return
     for dirpath, dirnames, names in os.walk(verifier_dir, followlinks=False):
@@ -287,6 +297,11 @@ def _read_outputs(trial_dir: Path, trial: HarborTrial) -> None:
         for name in sorted(names):
             p = Path(dirpath) / name
             rel = p.relative_to(verifier_dir).as_posix()
+            try:
+                check_relpath(rel)            # it becomes a path of the rollout's folder
+            except BundleError as exc:
+                trial.notes.append(f"verifier/{rel[:80]!r} left out: {exc}")
+                continue
             if len(trial.verifier_files) >= MAX_VERIFIER_FILES:
                 trial.notes.append(f"verifier/ holds more than {MAX_VERIFIER_FILES} files; the rest left out")
                 return

@@ -252,7 +252,11 @@ def import_harbor_job(ws: Workspace, source: Path) -> ImportReport:
                          n_tasks=len({o.record.task_id for _, o in items}),
                          params={"source": SOURCE, "job": t0.job, "job_id": t0.job_id, "imported_from": str(source)})
         for t, outcome in items:
-            commit_outcome(ws, outcome)
+            try:
+                commit_outcome(ws, outcome)
+            except (OSError, BundleError, store.RolloutRecordError) as exc:
+                report.malformed.append(JobProblem(t.where, f"could not be stored: {exc}"))
+                continue
             rec = outcome.record
             report.imported.append(ImportedTrial(t.where, rec.rollout_id, rec.task_id, rec.agent, rec.reward,
                                                  rec.details["matched_by"], rec.rollout_id in before))

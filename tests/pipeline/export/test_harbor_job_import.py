@@ -153,6 +153,7 @@ def hand_job(workspace, tmp_path):
     linked = _trial(job, "sum-a__linked", task_name="workbench/sum-a", folder="sum-a", digest=harbor_digest(sum_a))
     os.symlink("/etc/passwd", linked / "agent" / "trajectory.json")
     os.symlink("/etc/hostname", linked / "verifier" / "junit.xml")
+    (linked / "verifier" / "evil\nname.txt").write_text("a name no rollout folder may hold")
     return ws, job
 
 
@@ -173,6 +174,7 @@ def test_a_hand_made_job_matches_reports_and_never_crashes(hand_job):
     assert "not JSON" in malformed["sum-a__garbage"] and "no result.json" in malformed["sum-a__unfinished"]
     notes = [p.what for p in report.notes if p.trial.endswith("sum-a__linked")]
     assert any("trajectory.json is a link" in n for n in notes) and any("junit.xml" in n for n in notes)
+    assert any("evil" in n and "control characters" in n for n in notes)
 
     rows = {r["rollout_id"]: r for r in ro_store.rollouts_frame(ws.db).to_dict("records")}
     good = rows[got["sum-a__good1"].rollout_id]
