@@ -9,7 +9,10 @@ trajectory has any, embedded in the first as `<tools>…</tools>`), agent steps 
 arguments}</tool_call>`), and an agent step's observation -> a "user" message before the
 next agent turn (not after the episode's last one: it belongs to the next episode). Steps
 marked `is_copied_context` are kept in the conversation but end no episode. Media parts
-(images, audio) are refused, as Harbor refuses them for text-only export.
+(images, audio) are refused, as Harbor refuses them for text-only export. One deviation: a
+system or user message given as a list of content parts Harbor passes through as that list;
+here it becomes its text (`text_of`, Harbor's own normalisation), so `content` is always a
+string, as SFT rows and the Parquet schema need.
 
 Row fields: Harbor's (`conversations`, `agent`, `model`, `model_provider`, `date`, `task`,
 `episode`, `run_id`, `trial_name`, `result`) plus ours: `reward`, `rollout_id`, `task_id`.
