@@ -54,6 +54,7 @@ CAPTURE_LINES = 400               # history lines each look captures; a longer o
 HEAD_LINES = 300                  # of a longer output, the lines captured for its head
 CAPTURE_BYTES = 256 * 1024        # cut inside the container, well under the Box's output cap
 RECORDING_BYTES = 2 * 1024 * 1024
+PENDING_KEYS_BYTES = 256 * 1024   # typed in one round trip at most (an exec's argv is ~2 MB in all)
 POLL_S = 0.02                     # how often a wait looks at the prompt counter
 DIR = "/run/workbench-terminal"   # our socket, shell rc, prompt counter and recording
 _EXEC_SLACK_S = 20.0              # an exec's limit beyond the wait it was asked for
@@ -151,6 +152,7 @@ class Terminal:
     stats: TerminalStats = field(default_factory=TerminalStats)
     last_read_kind: str = "new"
     _pending: list[list[str]] = field(default_factory=list)
+    _pending_bytes: int = 0
     _start: int = 1                   # the next exec starts the session (1) or respawns its shell (2)
     _sent_at: int | None = None       # the prompt count before keys not yet seen done
     _mark: Mark | None = None
@@ -177,7 +179,11 @@ class Terminal:
 
     # ------------------------------------------------------------------- the interface
     def send_keys(self, keys: str) -> None:
-        self._pending += tmux_key_commands(keys, self.name)
+        for call in tmux_key_commands(keys, self.name):
+            self._pending.append(call)
+            self._pending_bytes += sum(len(a.encode()) + 1 for a in call)
+            if self._pending_bytes > PENDING_KEYS_BYTES:     # an argv has limits: type what we have
+                self._exec(0.0)
         self._look = None
 
     def wait(self, seconds: float) -> bool:
@@ -247,7 +253,7 @@ class Terminal:
     def _exec(self, wait_s: float, *, rows: tuple[int, int] | None = None, keep: bool = True) -> _Look:
         first, last = rows or (-CAPTURE_LINES, self.height - 1)
         calls = [a for call in self._pending for a in (str(len(call)), *call)]
-        self._pending = []
+        self._pending, self._pending_bytes = [], 0
         args = [self._dir, self.name, str(int(wait_s * 1000)), str(int(self._sent_at is not None)),
                 str((self._sent_at or 0) + 1), str(first), str(last), str(CAPTURE_BYTES), str(self._start),
                 f"{self.width} {self.height}", self._rc(), *calls]

@@ -4,6 +4,7 @@ and Ctrl-C stops it, a flood neither stops the container nor comes back whole, t
 asciinema v2, bytes that are not UTF-8 survive, and a turn costs one docker exec."""
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 
@@ -195,3 +196,15 @@ def test_a_stopped_container_raises_session_stopped_and_close_does_not(engine):
             term.wait(1)
         term.close()
         assert json.loads(term.recording().splitlines()[0])["version"] == 2
+
+
+@pytest.mark.slow
+def test_a_huge_paste_is_typed_in_several_round_trips_and_arrives_whole(term):
+    term.read_new()
+    big = "\n".join(f"line {i} " + "abcdefghij" * 6 for i in range(4500))     # ~320 kB
+    calls = term.stats.calls
+    term.send_keys(f"cat > /tmp/big <<'EOF'\n{big}\nEOF\n")
+    assert term.stats.calls - calls >= 1      # over the per-round-trip budget: typed before the wait
+    assert term.wait(60)
+    assert len(term.read_new().encode()) <= OUTPUT_CAP_BYTES
+    assert term.box.run("md5sum < /tmp/big", 10).output.split()[0] == hashlib.md5((big + "\n").encode()).hexdigest()
