@@ -4,6 +4,7 @@ decontamination dropped, and the format. A pure function of the export's report.
 from __future__ import annotations
 
 from pipeline.agents.protocol import AGENT_LABELS
+from pipeline.export.trajectories import base_agent, is_scripted
 from pipeline.verify.decontam import N
 
 FORMAT_TEXT = {
@@ -24,7 +25,7 @@ ROW_FIELDS_TEXT = ("`conversations` [{role: user|assistant, content}], `agent`, 
 
 
 def _label(agent: str, stored: str) -> str:
-    base = agent.removeprefix("harbor:")
+    base = base_agent(agent)
     if base in AGENT_LABELS:
         return AGENT_LABELS[base] + (" — run by Harbor" if agent.startswith("harbor:") else "")
     return stored
@@ -56,6 +57,10 @@ def card_text(r) -> str:
         lines.append(f"- Scripted agents (nop, oracle, ablation) are verifier probes, not models, and are left out "
                      f"of SFT formats unless asked for with `--agents`: {sum(r.scripted_left_out.values())} "
                      f"rollout(s) ({what}).")
+    elif r.format == "atif" and (probes := {a: n for a, n in r.kept.items() if is_scripted(a)}):
+        lines.append(f"- Scripted agents (nop, oracle, ablation) are verifier probes, not models; ATIF keeps every "
+                     f"agent's trajectory, so {sum(probes.values())} of theirs are included "
+                     f"({', '.join(f'{a}: {n}' for a, n in sorted(probes.items()))}); `--agents` picks agents.")
     elif r.format != "atif" and not r.agents_asked:
         lines.append("- Scripted agents (nop, oracle, ablation) would be left out (probes, not models); "
                      "there were none.")

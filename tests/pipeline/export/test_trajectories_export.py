@@ -85,7 +85,10 @@ def test_atif_files_pass_harbors_validator(fx, tmp_path):
     index = _jsonl(out / "index.jsonl")
     assert {i["rollout_id"] for i in index} == {r["rollout_id"] for r in f.records}
     assert all((out / i["file"]).exists() for i in index)
-    assert "ATIF" in (out / "README.md").read_text()
+    card = (out / "README.md").read_text()
+    assert "ATIF" in card and "ATIF keeps every agent's trajectory" in card
+    probes = len(f.of(agent="nop")) + len(f.of(agent="oracle")) + len(f.of(agent="ablation"))
+    assert f"so {probes} of theirs are included" in card
 
 
 def test_parquet_holds_the_same_rows_as_jsonl(fx, tmp_path):
