@@ -1,6 +1,7 @@
 """What one Terminus-2 turn costs in our tmux Terminal (issue 14: harness overhead ≤ 50 ms per
 turn), next to two baselines measured in the same run and the same container:
-- a bare `docker exec` of `true` through Box.run (the floor any exec-based terminal pays);
+- a bare `docker exec` of `true` through Box.run (the floor any exec-based terminal pays), and
+  our Terminal with one exec per look instead of its channel (Terminal.open(channel=False));
 - Harbor's way of driving tmux (terminus_2/tmux_session.py): one exec for send-keys, a sleep
   of the duration the model asked for, then one exec capturing the whole history and one the
   visible screen, each over the same Box.run.
@@ -24,8 +25,10 @@ from workbench.sandbox.terminal import Terminal
 COMMANDS = [("echo turn-{i}\n", 0.1), ("sleep 0.3; echo slept-{i}\n", 1.0)]
 
 
-def ours(box, turns: int) -> dict:
-    term = Terminal.open(box)
+def ours(box, turns: int, channel: bool = True) -> dict:
+    t0 = time.monotonic()
+    term = Terminal.open(box, channel=channel)
+    opened_s = time.monotonic() - t0
     term.read_new()
     walls, overheads, execs = [], [], []
     for i in range(turns):
@@ -38,9 +41,11 @@ def ours(box, turns: int) -> dict:
         walls.append(time.monotonic() - t0)
         overheads.append(term.stats.overhead_s - o0)
         execs.append(term.stats.execs - e0)
+    t0 = time.monotonic()
     term.close()
     return {"wall_s": statistics.median(walls), "overhead_s": statistics.median(overheads),
-            "execs": statistics.mean(execs), "total_s": sum(walls)}
+            "execs": statistics.mean(execs), "total_s": sum(walls),
+            "open_close_s": opened_s + time.monotonic() - t0, "open_close_execs": term.stats.execs}
 
 
 def harbor_way(box, turns: int) -> dict:
@@ -81,13 +86,17 @@ def main() -> None:
     with engine.container(base_image_name(), Limits()) as box:
         floor = bare_exec(box, args.turns)
         us = ours(box, args.turns)
+        by_exec = ours(box, args.turns, channel=False)
         them = harbor_way(box, args.turns)
         floor = (floor + bare_exec(box, args.turns)) / 2     # before and after: the machine's load drifts
     print(f"bare exec (Box.run true): {floor * 1000:.1f} ms")
-    for name, r in (("ours", us), ("harbor's way", them)):
+    for name, r in (("ours", us), ("ours by exec", by_exec), ("harbor's way", them)):
         print(f"{name:13s} turn {r['wall_s'] * 1000:7.1f} ms  overhead {r['overhead_s'] * 1000:6.1f} ms  "
               f"execs/turn {r['execs']:.2f}  {args.turns} turns {r['total_s']:.2f} s")
+    for name, r in (("ours", us), ("ours by exec", by_exec)):
+        print(f"{name:13s} open + close {r['open_close_s'] * 1000:.0f} ms, {r['open_close_execs']} docker execs in all")
     print(f"RESULT overhead_ms_per_turn={us['overhead_s'] * 1000:.1f} execs_per_turn={us['execs']:.2f} "
+          f"overhead_ms_per_turn_by_exec={by_exec['overhead_s'] * 1000:.1f} "
           f"bare_exec_ms={floor * 1000:.1f} overhead_vs_bare_exec={us['overhead_s'] / floor:.2f} "
           f"harbor_way_overhead_ms={them['overhead_s'] * 1000:.1f} "
           f"speedup_vs_harbor_way={them['total_s'] / us['total_s']:.2f}")

@@ -64,9 +64,9 @@ _CHANNEL_TRIES = 3                # channels broken (the agent killed it) before
 # The look script, one run per look (over the channel, or by Box.run). $1..$11 as below,
 # then the tmux calls that type the pending keys, each as a count and that many arguments.
 # START=1 (the first call, or the previous look found no session: the agent killed the
-# server) starts the session; 2 (the agent exited its shell) respawns the shell. It reads the
-# prompt counter, types, and (EARLY=1) waits until a prompt after the typing shows with no
-# typed input left over, or the time is up; then prints one WBTERM line, tmux's facts about
+# server) starts the session; 2 (the agent exited its shell) respawns the shell; 3 stops it.
+# It reads the prompt counter, types, and (EARLY=1) waits until a prompt after the typing
+# shows with no typed input left over, or the time is up; then prints one WBTERM line, tmux's facts about
 # the pane and the rows FROM..UPTO cut to their last CAP bytes (a cut only loses the oldest
 # rows; ${var: -n} in the C locale counts bytes and needs no fork of tail; no ${var%%pattern}
 # on what tmux printed: bash matches those in quadratic time, and a replaced tmux can print
@@ -82,6 +82,7 @@ _SCRIPT = r'''exec 2>/dev/null
 D=$1 T=$2 WAIT_MS=$3 EARLY=$4 TARGET=$5 FROM=$6 UPTO=$7 CAP=$8 START=$9 SIZE=${10} RC=${11}; shift 11
 S=$D/tmux.sock
 counter() { read -r n p 2>/dev/null < "$D/prompts"; [[ $n =~ ^[0-9]+$ ]] || n=0; [ "$p" = 0 ] || p=1; }
+if [ "$START" = 3 ]; then tmux -S "$S" kill-server >/dev/null; echo WBTERM-CLOSED; return 0 || exit 0; fi
 if [ "$START" = 1 ]; then
   mkdir -p "$D" && printf '%s\n' "$RC" > "$D/rc" && : > "$D/prompts"
   tmux -S "$S" -f /dev/null start-server \; set -g history-limit ''' + str(HISTORY_LIMIT) + r''' \; \
@@ -165,8 +166,10 @@ class Terminal:
     _channel_breaks: int = 0
 
     @classmethod
-    def open(cls, box: Box, width: int = 160, height: int = 40, *, name: str = "agent") -> Terminal:
-        term = cls(box, width, height, name)
+    def open(cls, box: Box, width: int = 160, height: int = 40, *, name: str = "agent",
+             channel: bool = True) -> Terminal:
+        """`channel=False`: every look by its own docker exec (the channel's baseline)."""
+        term = cls(box, width, height, name, use_channel=channel)
         term._started = time.time()
         term._sent_at = 0
         term._exec(_FIRST_PROMPT_S)     # until bash shows its first prompt
@@ -230,12 +233,12 @@ class Terminal:
         if self._recording is not None:
             return
         self._recording = self.recording()
-        if self._channel is not None:
-            self._channel.close()
         try:
-            self._run(["bash", "-c", f"exec >/dev/null 2>&1; tmux -S {self._dir}/tmux.sock kill-server"], 10.0)
+            self._look_script([self._dir, self.name, "0", "0", "0", "0", "0", "0", "3", "", ""], 10.0)
         except (SessionStopped, TerminalError):
             pass
+        if self._channel is not None:
+            self._channel.close()
 
     # ------------------------------------------------------------------- one look
     def _long_output(self, pane: Pane, start: int) -> str:
@@ -306,15 +309,15 @@ class Terminal:
         return look
 
     def _look_script(self, args: list[str], timeout_s: float) -> str:
-        """The look script's output: over the channel once the session runs, else (the first
-        call, a broken channel) by one exec."""
-        if self._channel is None and self._start == 0 and self.use_channel:
+        """The look script's output: over the channel (started by the first call), else (it
+        could not start, it broke) by one exec."""
+        if self._channel is None and self.use_channel:
             try:
                 self._channel = Channel(self.box, _SCRIPT)
                 self.stats.execs += 1
             except ChannelBroken:
                 self.use_channel = False
-        if self._channel is not None:
+        if self._channel is not None and self.use_channel:
             t = time.monotonic()
             try:
                 return self._channel.call(args, timeout_s)

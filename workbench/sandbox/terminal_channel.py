@@ -29,7 +29,7 @@ while IFS= read -r -d '' n; do
   [[ $n =~ ^[0-9]+$ ]] || exit 0
   args=(); for ((i = 0; i < n; i++)); do IFS= read -r -d '' a || exit 0; args+=("$a"); done
   out=$(look "${args[@]}"; printf x)
-  LC_ALL=C; printf 'WBLEN %s\n%s' "$((${#out} - 1))" "${out:0:${#out}-1}"; unset LC_ALL
+  LC_ALL=C; k=$(( ${#out} - 1 )); [ "$k" -ge 0 ] || k=0; printf 'WBLEN %s\n%s' "$k" "${out:0:k}"; unset LC_ALL
 done
 '''
 
@@ -80,7 +80,7 @@ class Channel:
         if not head.startswith(b"WBLEN "):
             raise ValueError(f"not an answer: {head[:80]!r}")
         size = int(head[6:])
-        if size > MAX_ANSWER_BYTES:
+        if not 0 <= size <= MAX_ANSWER_BYTES:
             raise ValueError(f"an answer of {size} bytes")
         while len(self._buf) < size:
             self._fill(deadline)

@@ -52,8 +52,7 @@ def test_keystrokes_reach_the_shell_literally(term):
 @pytest.mark.parametrize("channel", [True, False])
 def test_a_turn_is_one_round_trip_and_returns_when_the_command_is_done(engine, channel):
     with engine.container(base_image_name(), Limits()) as box:
-        term = Terminal.open(box)
-        term.use_channel = channel
+        term = Terminal.open(box, channel=channel)
         term.read_new()
         calls, execs = term.stats.calls, term.stats.execs
         t0 = time.monotonic()
@@ -61,10 +60,13 @@ def test_a_turn_is_one_round_trip_and_returns_when_the_command_is_done(engine, c
         assert done and "quick" in out
         assert time.monotonic() - t0 < 10          # not the 30 s asked: the prompt came back
         assert term.stats.calls - calls == 1       # keys, wait and capture in one look
-        # over the channel (started by the first look after open) a turn starts no exec
+        # over the channel (started by open) a turn starts no exec
         assert term.stats.execs - execs == (0 if channel else 1)
         assert term.stats.overhead_s > 0 and term.stats.waited_s >= 0
         term.close()
+        assert box.run("pgrep -x tmux || echo none", 10).output == "none\n"    # stopped, shell and all
+        if channel:                                # open, turns and close: one docker exec in all
+            assert term.stats.execs == 1
 
 
 def test_a_killed_channel_or_a_revoked_box_falls_back_to_one_exec_per_look(engine):
