@@ -189,12 +189,12 @@ def asciinema(width: int, height: int, started: float, raw: bytes, samples: list
         if size > done:
             text = decoder.decode(raw[done:size])
             if text:
-                out.append(json.dumps([t, "o", text]))
+                out.append(json.dumps([t, "o", text], ensure_ascii=False))
             done = size
         last_t = t
     tail = decoder.decode(b"", final=True)
     if tail:
-        out.append(json.dumps([last_t, "o", tail]))
+        out.append(json.dumps([last_t, "o", tail], ensure_ascii=False))
     if cut_at is not None and len(raw) >= cut_at:
         out.append(json.dumps([last_t, "o", f"\r\n[recording stopped at {cut_at} bytes]\r\n"]))
     return "\n".join(out) + "\n"
