@@ -1,22 +1,12 @@
 """Rollout batches launched the way the dashboard does: a detached process whose progress is
 in the store, cancelled by SIGTERM to its process group, logged."""
-import time
-
 import pytest
 
 from pipeline.rollouts import jobs
 from workbench.sandbox.engine import Engine
 from workbench.store import rollouts as store
 from tests.pipeline.rollouts.demo_tasks import tasks_template, tasks_ws  # noqa: F401
-
-
-def _wait(pred, timeout):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.3)
-    return False
+from tests.waiting import wait_until
 
 
 @pytest.mark.docker
@@ -25,12 +15,12 @@ def test_launch_shows_progress_in_the_store_then_cancel_stops_cleanly(tasks_ws):
     run_id = jobs.launch(ws, jobs.RolloutParams(agent="oracle", task_ids=tuple(ids), k=3, concurrency=1))
     run = store.get_run(ws.db, run_id)
     assert run["status"] == "running" and jobs.is_alive(run["pid"])
-    assert _wait(lambda: jobs.counts(store.get_run(ws.db, run_id))["done"] >= 1, 240), jobs.log_tail(ws, run_id)
+    assert wait_until(lambda: jobs.counts(store.get_run(ws.db, run_id))["done"] >= 1, 240), jobs.log_tail(ws, run_id)
     live = jobs.counts(store.get_run(ws.db, run_id))
     assert live["total"] == 6 and live["passed"] >= 1                   # what the page shows while it runs
     assert store.get_run(ws.db, run_id)["message"].startswith("running: ")
     assert jobs.cancel(ws, run_id)
-    assert _wait(lambda: not jobs.is_alive(run["pid"]), 90)
+    assert wait_until(lambda: not jobs.is_alive(run["pid"]), 90)
     final = store.get_run(ws.db, run_id)
     assert final["status"] == "cancelled", (final, jobs.log_tail(ws, run_id))
     assert f"workbench rollout --resume {run_id}" in final["message"]
@@ -48,7 +38,7 @@ def test_a_refused_batch_says_why_on_its_run(workspace, monkeypatch):
     monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
     run_id = jobs.launch(workspace, jobs.RolloutParams(agent="terminus-2", k=1))
     pid = store.get_run(workspace.db, run_id)["pid"]
-    assert _wait(lambda: not jobs.is_alive(pid), 120)
+    assert wait_until(lambda: not jobs.is_alive(pid), 120)
     run = store.get_run(workspace.db, run_id)
     assert run["status"] == "failed" and "needs an LLM endpoint" in run["message"]
     assert "--accepted" in jobs.log_tail(workspace, run_id).splitlines()[0]
@@ -68,6 +58,6 @@ def test_a_launched_run_that_never_started_cannot_be_resumed_but_says_so(workspa
     monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
     run_id = jobs.launch(workspace, jobs.RolloutParams(agent="terminus-2", k=1))   # refused: no endpoint
     pid = store.get_run(workspace.db, run_id)["pid"]
-    assert _wait(lambda: not jobs.is_alive(pid), 120)
+    assert wait_until(lambda: not jobs.is_alive(pid), 120)
     with pytest.raises(ValueError, match=f"run {run_id} never started .*launch it again"):
         run_rollouts(workspace, resume=True, run_id=run_id)
