@@ -191,11 +191,14 @@ class Box:
 
     def _new_oom_kill(self) -> bool:
         """Whether the kernel OOM-killed something since the last look: the cgroup's own count,
-        read from inside; the daemon's OOMKilled flag where exec cannot start."""
+        from this host's cgroup files, else read from inside; the daemon's OOMKilled flag where
+        exec cannot start."""
         api = self.engine.client.api
         try:
-            exec_id = api.exec_create(self.container.id, ["sh", "-c", OOM_COUNT_CMD])["Id"]
-            count = int(api.exec_start(exec_id).decode(errors="replace").split()[0])
+            count = self._host_oom_count()
+            if count is None:
+                exec_id = api.exec_create(self.container.id, ["sh", "-c", OOM_COUNT_CMD])["Id"]
+                count = int(api.exec_start(exec_id).decode(errors="replace").split()[0])
         except Exception:
             try:
                 return bool(api.inspect_container(self.container.id)["State"].get("OOMKilled"))
@@ -204,6 +207,22 @@ class Box:
         new = count > self._oom_kills_seen
         self._oom_kills_seen = count
         return new
+
+    def _host_oom_count(self) -> int | None:
+        """The container's OOM kill count read from its cgroup on this host (v1, then v2): no
+        exec, and nothing inside can fake it. None on a remote engine."""
+        cid = self.container.id
+        for path in (f"/sys/fs/cgroup/memory/docker/{cid}/memory.oom_control",
+                     f"/sys/fs/cgroup/docker/{cid}/memory.events",
+                     f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/memory.events"):
+            try:
+                with open(path) as fh:
+                    for line in fh:
+                        if line.startswith("oom_kill "):
+                            return int(line.split()[1])
+            except (OSError, ValueError):
+                continue
+        return None
 
     def settle_oom_count(self) -> None:
         """Count the OOM kills so far as seen, so the next command reports only its own (the
