@@ -49,3 +49,15 @@ def test_out_of_memory_is_named_and_a_plain_kill_is_not(engine):
         assert "solution/solve.sh ran out of its 128 MB memory limit" in oom.reason("solution/solve.sh", 60, 1024)
         again = box.run("exit 3", 20)   # an earlier OOM is not blamed on a later failure
         assert again.exit_code == 3 and not again.oom_killed
+
+
+def test_an_oom_kill_is_named_though_the_containers_sh_was_replaced(engine):
+    """The count is read from the cgroup on this host, not by the container's own sh (which a
+    solution or agent may replace to hide its OOM kills)."""
+    with engine.container(base_image_name(), Limits(memory_mb=128)) as box:
+        assert box.run("ln -sf /bin/true /bin/sh && ln -sf /bin/true /usr/bin/sh; true", 20).exit_code == 0
+        oom = box.run("python3 -c \"a = ' ' * (400 * 2**20)\"", 60)
+        assert oom.oom_killed, oom
+        box.run("python3 -c \"a = ' ' * (400 * 2**20)\"; true", 60)   # exits 0: nobody looks at the count
+        box.settle_oom_count()                                          # … until the tests start
+        assert not box.run("exit 3", 20).oom_killed
