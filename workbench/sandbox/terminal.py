@@ -35,6 +35,7 @@ the pane shows (bytes that are not UTF-8, huge lines, escape codes) is data to u
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -164,6 +165,8 @@ class Terminal:
     _channel: Channel | None = None
     use_channel: bool = True          # False: one docker exec per look (the channel's baseline)
     _channel_breaks: int = 0
+    _watch_done: threading.Event = field(default_factory=threading.Event)
+    _disk_full: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
     def open(cls, box: Box, width: int = 160, height: int = 40, *, name: str = "agent",
@@ -174,7 +177,19 @@ class Terminal:
         term._sent_at = 0
         term._exec(_FIRST_PROMPT_S)     # until bash shows its first prompt
         term._look = None
+        if term.use_channel:
+            threading.Thread(target=term._watch_disk, daemon=True, name="terminal-disk").start()
         return term
+
+    def _watch_disk(self) -> None:
+        """The disk cap while the session lives. Box.run watches the writable layer only while
+        its own command runs; the agent's commands run in tmux, seen through the channel, so
+        the terminal watches for the whole session, model time included, with Box's own
+        watcher (its polling rule), and stops the container past the cap as Box.run would."""
+        self.box._watch_disk(self._watch_done, self._disk_full)
+        if self._disk_full.is_set():
+            self.box._kill()
+            self.box._stopped = "the container was stopped at its disk limit before"
 
     @property
     def _dir(self) -> str:
@@ -239,6 +254,7 @@ class Terminal:
             pass
         if self._channel is not None:
             self._channel.close()
+        self._watch_done.set()
 
     # ------------------------------------------------------------------- one look
     def _long_output(self, pane: Pane, start: int) -> str:
@@ -311,6 +327,9 @@ class Terminal:
     def _look_script(self, args: list[str], timeout_s: float) -> str:
         """The look script's output: over the channel (started by the first call), else (it
         could not start, it broke) by one exec."""
+        if self._disk_full.is_set():
+            raise SessionStopped(f"the container's disk grew past its {self.box.limits.disk_mb} MB limit "
+                                 "and the container was stopped")
         if self._channel is None and self.use_channel:
             try:
                 self._channel = Channel(self.box, _SCRIPT)

@@ -210,3 +210,22 @@ def test_a_huge_paste_is_typed_in_several_round_trips_and_arrives_whole(term):
     assert term.wait(60)
     assert len(term.read_new().encode()) <= OUTPUT_CAP_BYTES
     assert term.box.run("md5sum < /tmp/big", 10).output.split()[0] == hashlib.md5((big + "\n").encode()).hexdigest()
+
+
+def test_the_disk_cap_holds_while_the_model_thinks(engine):
+    """The agent's commands run in tmux, not in a Box.run: the terminal watches the container's
+    disk for the whole session (between looks too) and stops it past the cap."""
+    with engine.container(base_image_name(), Limits(disk_mb=40)) as box:
+        term = Terminal.open(box)
+        term.send_keys("head -c 120M /dev/zero > /tmp/fill; echo filled\n")
+        term.wait(0.1)                     # the model gets the turn back at once...
+        deadline = time.monotonic() + 20   # ...and thinks, while the command writes (watched from
+        while time.monotonic() < deadline:  # outside: a Box.run here would bring its own watcher)
+            state = engine.client.api.inspect_container(box.container.id)["State"]
+            if not state["Running"]:
+                break
+            time.sleep(0.5)
+        assert not state["Running"]
+        with pytest.raises(SessionStopped, match="disk"):
+            term.wait(1)
+        term.close()
