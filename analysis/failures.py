@@ -125,7 +125,7 @@ def failure_class_figure(counts: pd.DataFrame) -> go.Figure:
     fig.for_each_trace(lambda t: t.update(name=CLASS_LABELS.get(t.name, t.name)))
     fig.update_layout(height=max(220, 48 * counts["agent_label"].nunique() + 120), barmode="stack",
                       margin=dict(l=0, r=0, t=10, b=0), xaxis_title="failed rollouts",
-                      legend=dict(orientation="h", y=-0.25))
+                      legend=dict(orientation="h", y=-0.3, title_text=""))   # the axis title sat on it
     return clear_of_toolbar(fig)
 
 
@@ -300,8 +300,11 @@ def rollout_tests(tests: pd.DataFrame, rollout_id: str) -> pd.DataFrame:
 
 
 def rollout_label(row: Mapping | pd.Series, task_names: Mapping[str, str] | None = None) -> str:
-    """'task · agent #sample · passed/failure class (n of m tests failed)' for a picker."""
+    """'task · agent #sample · failure class, n/m tests failed · id' (passed: 'passed, m tests') for a picker."""
     task = (task_names or {}).get(row["task_id"], row.get("task_name") or row["task_id"])
-    verdict = "passed" if bool(row["passed"]) else str(row["failure_class"])
-    tests = f", {int(row['n_failed'])}/{int(row['n_tests'])} tests failed" if int(row["n_tests"] or 0) else ""
+    n = int(row["n_tests"] or 0)
+    if bool(row["passed"]):
+        verdict, tests = "passed", f", {n} tests" if n else ""
+    else:
+        verdict, tests = str(row["failure_class"]), f", {int(row['n_failed'])}/{n} tests failed" if n else ""
     return f"{short(task, 40)} · {row['agent']} #{int(row['sample'])} · {verdict}{tests} · {row['rollout_id']}"

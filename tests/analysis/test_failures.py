@@ -143,3 +143,5 @@ def test_one_rollouts_tests_put_failures_first_and_its_label_says_how_it_ended()
     assert fx.rollout_label(row) == "name-A · ablation #1 · test_assertion, 2/3 tests failed · a1"
     row0 = ROLLOUTS.set_index("rollout_id").loc["b0"].to_dict() | {"rollout_id": "b0"}
     assert fx.rollout_label(row0, {"B": "Task B"}) == "Task B · terminus-2 #0 · timeout · b0"
+    row2 = ROLLOUTS.set_index("rollout_id").loc["b2"].to_dict() | {"rollout_id": "b2"}
+    assert fx.rollout_label(row2) == "name-B · terminus-2 #2 · passed, 4 tests · b2"

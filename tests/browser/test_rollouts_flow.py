@@ -96,3 +96,52 @@ def test_launch_oracle_and_ablation_rollouts_and_drill_into_a_failed_one(tasks_w
     expect(page.get_by_role("button", name="Download trajectory.json")).to_be_visible()
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
     page.screenshot(path=str(tmp_path / "failures.png"), full_page=True)
+
+
+def test_terminus2_against_the_scripted_replay_model_from_the_page_and_its_turns(tasks_ws, dashboard,  # noqa: F811
+                                                                                   chromium, tmp_path):
+    """No endpoint configured: the page offers terminus-2 only against the scripted replay model
+    (labelled a test double); k = 3 on one task finishes and each rollout reads turn by turn."""
+    ws, ids = tasks_ws
+    names = dict(task_store.accepted_tasks(ws.db)[["task_id", "name"]].itertuples(index=False))
+    url = dashboard(ws)
+    page = chromium.new_page(viewport={"width": 1500, "height": 2400})
+    load_page(page, url + "/rollouts", "keeps going when you close this tab")
+    _pick_agent(page, "terminus-2")
+    expect(page.get_by_text("No LLM endpoint is configured")).to_be_visible()
+    expect(page.get_by_text("a test double served in-process", exact=False)).to_be_visible()
+    page.get_by_text("a selection", exact=True).click()
+    tasks = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Selection")
+    tasks.click()
+    page.get_by_role("option", name=f"{names[ids[0]]} ({ids[0]})", exact=True).click()
+    page.keyboard.press("Escape")
+    _spin(page, "Rollouts per task (k)", "3")
+    wait_idle(page)
+    page.get_by_role("button", name="Launch").click()
+    expect(page.get_by_text(re.compile(r"Started run \S+ \(terminus-2 against scripted-terminus \(a test double\)\)"))
+           ).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("rollouts finished: 3 / 3")).to_be_visible(timeout=420_000)
+    wait_idle(page)
+    expect(page.get_by_text("passed: 3 of 3 run")).to_be_visible(timeout=30_000)
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    page.screenshot(path=str(tmp_path / "rollouts-terminus.png"), full_page=True)
+    frame = ro_store.rollouts_frame(ws.db)
+    assert len(frame) == 3 and frame["passed"].all() and set(frame["task_id"]) == {ids[0]}
+    log = (ws.runs_dir / frame["run_id"].iloc[0] / "rollout.log").read_text()
+    assert "--replay oracle" in log.splitlines()[0], log[:300]
+
+    load_page(page, url + "/failures", "Why rollouts fail")
+    wait_idle(page)
+    expect(page.get_by_text("Every rollout shown passed.")).to_be_visible()
+    turn = page.get_by_text(re.compile(r"^\d+\. agent · \d+ commands?$")).first    # a turn's header
+    expect(turn).to_be_visible(timeout=30_000)
+    turn.click()                                                      # many turns: they start folded
+    opened = page.locator('[data-testid="stExpander"]').filter(has=turn).first
+    expect(opened.get_by_text(re.compile(r"^Analysis \S"))).to_be_visible()
+    expect(opened.get_by_text(re.compile(r"^Plan \S"))).to_be_visible()
+    expect(opened.locator("code.language-bash")).to_be_visible()      # the keystrokes
+    expect(opened.get_by_text("Terminal output", exact=True)).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^\d+\. agent · .*task complete")).first).to_be_visible()
+    expect(page.get_by_role("button", name="Download recording.cast")).to_be_visible()
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    page.screenshot(path=str(tmp_path / "failures-terminus.png"), full_page=True)
