@@ -8,6 +8,7 @@ import hashlib
 import json
 import time
 
+import docker.errors
 import pytest
 
 from workbench.sandbox.base_image import base_image_name
@@ -212,6 +213,13 @@ def test_a_huge_paste_is_typed_in_several_round_trips_and_arrives_whole(term):
     assert term.box.run("md5sum < /tmp/big", 10).output.split()[0] == hashlib.md5((big + "\n").encode()).hexdigest()
 
 
+def running(engine, box) -> bool:
+    try:
+        return engine.client.api.inspect_container(box.container.id)["State"]["Running"]
+    except docker.errors.NotFound:          # stopped and auto-removed
+        return False
+
+
 def test_the_disk_cap_holds_while_the_model_thinks(engine):
     """The agent's commands run in tmux, not in a Box.run: the terminal watches the container's
     disk for the whole session (between looks too) and stops it past the cap."""
@@ -219,13 +227,12 @@ def test_the_disk_cap_holds_while_the_model_thinks(engine):
         term = Terminal.open(box)
         term.send_keys("head -c 120M /dev/zero > /tmp/fill; echo filled\n")
         term.wait(0.1)                     # the model gets the turn back at once...
-        deadline = time.monotonic() + 20   # ...and thinks, while the command writes (watched from
+        deadline = time.monotonic() + 30   # ...and thinks, while the command writes (watched from
         while time.monotonic() < deadline:  # outside: a Box.run here would bring its own watcher)
-            state = engine.client.api.inspect_container(box.container.id)["State"]
-            if not state["Running"]:
+            if not running(engine, box):
                 break
             time.sleep(0.5)
-        assert not state["Running"]
+        assert not running(engine, box)
         with pytest.raises(SessionStopped, match="disk"):
             term.wait(1)
         term.close()
