@@ -38,7 +38,7 @@ class ChannelBroken(Exception):
     """The channel cannot be used (any more): go back to Box.run."""
 
 
-def _revoked(box: Box) -> bool:
+def revoked(box: Box) -> bool:
     flag = getattr(box, "revoked", None)     # the trial's AgentBox: taken back after the cut-off
     return bool(flag is not None and flag.is_set())
 
@@ -46,7 +46,7 @@ def _revoked(box: Box) -> bool:
 class Channel:
     def __init__(self, box: Box, script: str):
         self.box = box
-        if _revoked(box):
+        if revoked(box):
             raise ChannelBroken("the box was revoked")
         api = box.engine.client.api
         try:
@@ -62,7 +62,7 @@ class Channel:
 
     def call(self, args: list[str], timeout_s: float) -> str:
         """The look script's output for `args`; ChannelBroken when it could not be had."""
-        if self.broken or _revoked(self.box):
+        if self.broken or revoked(self.box):
             raise ChannelBroken(self.broken or "the box was revoked")
         try:
             payload = b"".join(a.encode("utf-8", "replace") + b"\0" for a in [str(len(args)), *args])
