@@ -236,3 +236,14 @@ def test_the_disk_cap_holds_while_the_model_thinks(engine):
         with pytest.raises(SessionStopped, match="disk"):
             term.wait(1)
         term.close()
+
+
+def test_a_terminal_nobody_closed_stops_watching_when_its_container_goes(engine):
+    import threading
+    with engine.container(base_image_name(), Limits()) as box:
+        Terminal.open(box)
+        assert any(t.name == "terminal-disk" for t in threading.enumerate())
+    deadline = time.monotonic() + 10
+    while any(t.name == "terminal-disk" for t in threading.enumerate()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(t.name == "terminal-disk" for t in threading.enumerate())
