@@ -240,10 +240,10 @@ def test_the_disk_cap_holds_while_the_model_thinks(engine):
 
 def test_a_terminal_nobody_closed_stops_watching_when_its_container_goes(engine):
     import threading
+    before = set(threading.enumerate())
     with engine.container(base_image_name(), Limits()) as box:
         Terminal.open(box)
-        assert any(t.name == "terminal-disk" for t in threading.enumerate())
-    deadline = time.monotonic() + 10
-    while any(t.name == "terminal-disk" for t in threading.enumerate()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not any(t.name == "terminal-disk" for t in threading.enumerate())
+        ours = [t for t in threading.enumerate() if t.name == "terminal-disk" and t not in before]
+        assert len(ours) == 1
+    ours[0].join(10)
+    assert not ours[0].is_alive()
