@@ -42,6 +42,10 @@ else:
         st.caption(f"**{AGENT_LABELS['ablation']}**: it shows which tests notice a missing step. No LLM.")
     elif agent != rv.LLM_AGENT:
         st.caption(f"**{AGENT_LABELS[agent]}**: a scripted baseline, no LLM.")
+    llm = agent == rv.LLM_AGENT
+    # outside the form: what it changes (a replay behaviour instead of a model) must show at once
+    use_replay = llm and (not online or st.checkbox(f"Use {rv.REPLAY_MODEL} instead of the endpoint (a test "
+                                                    "double, not an LLM)", key="ro_use_replay"))
     with st.form("ro_form"):
         scope = st.radio("Tasks", ["accepted", "selection"], horizontal=True, key="ro_scope",
                          format_func={"accepted": f"every accepted task ({len(names)})",
@@ -52,21 +56,17 @@ else:
         k = c1.number_input("Rollouts per task (k)", min_value=1, max_value=50, value=DEFAULT_K, step=1, key="ro_k")
         concurrency = c2.number_input("Concurrency", min_value=1, max_value=32, value=DEFAULT_CONCURRENCY, step=1,
                                       key="ro_concurrency")
-        llm = agent == rv.LLM_AGENT
         temperature = c3.number_input("Temperature", min_value=0.0, max_value=2.0, value=0.0, step=0.1,
                                       format="%.2f", key="ro_temperature", disabled=not llm,
                                       help="terminus-2 only; above 0 each sample is a fresh draw (no response cache)")
         model = replay = None
         if llm:
-            if online:
-                model = st.text_input("Model", value=settings.model or "", key="ro_model",
-                                      help=f"at {settings.base_url}; empty: the workspace's model")
-                use_replay = st.checkbox(f"Use {rv.REPLAY_MODEL} instead (a test double, not an LLM)",
-                                         key="ro_use_replay")
-            else:
+            if not online:
                 st.warning("No LLM endpoint is configured (set one on the [Settings page](settings)): terminus-2 "
                            f"can only run against {rv.REPLAY_NOTE}.")
-                use_replay = True
+            elif not use_replay:
+                model = st.text_input("Model", value=settings.model or "", key="ro_model",
+                                      help=f"at {settings.base_url}; empty: the workspace's model")
             replay = st.selectbox("Scripted replay behaviour (test double)", rv.BEHAVIOURS, key="ro_replay",
                                   help="oracle types the task's solution and completes; the others misbehave on "
                                        "purpose (malformed JSON, never completing, flooding output, completing "

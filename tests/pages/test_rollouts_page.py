@@ -15,6 +15,7 @@ from pipeline.rollouts import jobs
 from tests.pages.apptest_helpers import (button, cancel_stops, codes, frame, open_page, stand_in_batch,
                                          wait_for_exit)
 from tests.pages.rollouts_fixture import RUNS, TASKS, make_rollouts_fixture
+from workbench.llm.settings import save_settings
 from workbench.store import rollouts as ro_store
 
 
@@ -133,3 +134,20 @@ def test_launch_starts_a_background_batch_and_the_page_follows_it(rollouts_ws, m
     log = jobs.log_tail(ws, run["run_id"])
     assert f"--tasks {target}" in log and target in log.split("\n", 1)[1]   # the command, then why it stopped
     assert log.rstrip("\n") in codes(at)
+
+
+def test_with_an_endpoint_terminus2_takes_a_model_and_the_replay_model_is_an_opt_in(rollouts_ws, monkeypatch):
+    ws, _ = rollouts_ws
+    for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "WORKBENCH_LLM_BUDGET_USD", "OPENAI_API_KEY"):
+        monkeypatch.delenv(var, raising=False)
+    save_settings(ws.root, base_url="http://127.0.0.1:9/v1", model="gpt-4o-mini", concurrency=4, budget_usd=None)
+    at = open_page(ws, monkeypatch, "rollouts.py")
+    at.selectbox(key="ro_agent").set_value("terminus-2").run()
+    assert at.text_input(key="ro_model").value == "gpt-4o-mini"
+    assert not any("No LLM endpoint is configured" in w.value for w in at.warning)
+    use = at.checkbox(key="ro_use_replay")
+    assert not use.value and "a test double, not an LLM" in use.label and rv.REPLAY_MODEL in use.label
+    assert not [s for s in at.selectbox if s.key == "ro_replay"]     # only once the double is opted into
+    use.check().run()        # outside the form, so the form changes at once
+    assert at.selectbox(key="ro_replay").value == rv.BEHAVIOURS[0]
+    assert not [t for t in at.text_input if t.key == "ro_model"]
