@@ -1,5 +1,5 @@
-"""The demo's rollouts (no API key): oracle, nop and ablation rollouts (k = 3) on the demo's
-accepted tasks, and terminus-2 against the scripted replay model (a test double) on a few of
+"""The demo's rollouts (no API key): oracle, nop and ablation rollouts (k = 3) on up to 10 of
+the demo's accepted tasks, and terminus-2 against the scripted replay model (a test double) on a few of
 them — one behaviour that solves them, one that never completes — then the scripted trajectory
 judge on what no rollout solved. The Difficulty and Failures pages then have real data.
 
@@ -17,6 +17,10 @@ from workbench.workspace import Workspace
 
 K = 3
 CONCURRENCY = 3           # trials mostly wait on Docker; the tasks stage's batches use 2-3 too
+# The probes run on this many accepted tasks (offline and LLM-built ones alike): 9 trials a task
+# took ~11 s each at concurrency 3 on the loaded 2-core machine, and the demo runs in CI.
+MAX_TASKS = 10
+MAX_LLM_TASKS = 3
 N_TERMINUS_TASKS = 3      # tasks the scripted terminus-2 model solves
 STUCK_MAX_TURNS = 3       # the never-completing model's episodes end at this many turns
 
@@ -56,15 +60,20 @@ def rollouts_missing(ws: Workspace, tasks_missing: bool) -> bool:
 
 
 def _task_ids(ws: Workspace) -> dict[str, list[str]]:
-    """The tasks of each kind of batch: every accepted task; the first few offline ones (their
-    solutions are marked step by step) for the solving model; one more for the stuck one."""
+    """The tasks of each kind of batch: up to MAX_TASKS accepted ones for the probes (up to
+    MAX_LLM_TASKS of them LLM-built; by name, so a resumed build picks the same); the first few
+    offline ones (their solutions are marked step by step) for the solving model; one more
+    offline one for the stuck model."""
     from workbench.store.tasks import accepted_tasks, tasks_frame
-    accepted = accepted_tasks(ws.db)
-    ids = list(accepted["task_id"])
-    frame = tasks_frame(ws.db).set_index("task_id")
-    offline = [t for t in ids if frame.loc[t, "provider"] == "offline"] or ids
-    return {"all": ids, "terminus": offline[:N_TERMINUS_TASKS],
-            "stuck": offline[N_TERMINUS_TASKS:N_TERMINUS_TASKS + 1] or ids[-1:]}
+    ids = list(accepted_tasks(ws.db)["task_id"])
+    provider = tasks_frame(ws.db).set_index("task_id")["provider"]
+    offline = [t for t in ids if provider.get(t) == "offline"]
+    llm = [t for t in ids if provider.get(t) != "offline"][:MAX_LLM_TASKS]
+    probes = (offline[:MAX_TASKS - len(llm)] + llm)
+    probes += [t for t in ids if t not in probes][:MAX_TASKS - len(probes)]
+    solvable = offline or ids
+    return {"all": sorted(probes, key=ids.index), "terminus": solvable[:N_TERMINUS_TASKS],
+            "stuck": solvable[N_TERMINUS_TASKS:N_TERMINUS_TASKS + 1] or ids[-1:]}
 
 
 def run_demo_rollouts(ws: Workspace, engine, *, stop: threading.Event,

@@ -71,6 +71,7 @@ def test_a_failed_docker_set_up_is_said_with_the_end_of_its_log(graph_workspace,
 
 
 @pytest.mark.docker
+@pytest.mark.timeout(1500)   # the whole demo build in Docker: ~5 min of tasks, ~6 of rollouts on a loaded machine
 def test_the_demo_builds_llm_tasks_with_repairs_and_costs_without_a_key(graph_workspace, monkeypatch):
     """After the offline batch, a small LLM batch against the in-process scripted replay server:
     LLM-built tasks, repairs of each faulty artifact, one rejected after its repairs, and
@@ -124,14 +125,17 @@ def test_the_demo_builds_llm_tasks_with_repairs_and_costs_without_a_key(graph_wo
 
 
 def _the_demo_has_rollouts(ws, monkeypatch, detail: str) -> None:
-    """Oracle, nop and ablation rollouts (k = 3) on every accepted task, terminus-2 against the
+    """Oracle, nop and ablation rollouts (k = 3) on up to 10 accepted tasks of both providers, terminus-2 against the
     scripted model on a few (solved) and on one more (never completed: sent to the scripted
     trajectory judge, too hard); labelled as what they are; the rollout pages show them."""
     accepted = set(task_store.accepted_tasks(ws.db)["task_id"])
     frame = ro_store.rollouts_frame(ws.db)
     per = frame.groupby(["agent", "task_id"]).size()
+    probed = set(per["oracle"].index)
+    assert probed <= accepted and len(probed) == min(len(accepted), demo_rollouts.MAX_TASKS)
+    assert {"offline", "llm"} <= set(frame[frame["task_id"].isin(probed)]["provider"])
     for agent in ("oracle", "nop", "ablation"):
-        assert set(per[agent].index) == accepted and (per[agent] == demo_rollouts.K).all(), agent
+        assert set(per[agent].index) == probed and (per[agent] == demo_rollouts.K).all(), agent
     by_agent = frame.groupby("agent")["passed"].mean()
     assert by_agent["oracle"] == 1.0 and by_agent["nop"] == 0.0
     assert set(frame["agent_label"]) >= {AGENT_LABELS["ablation"], AGENT_LABELS["nop"]}
