@@ -94,31 +94,6 @@ def hidden_unverified(tasks: pd.DataFrame, verdicts: Iterable[str]) -> int:
     return int((~tasks["verdict"].isin((*VERIFIED, WITHDRAWN))).sum())
 
 
-def judgement_note(judgements: pd.DataFrame) -> str | None:
-    """The trajectory judge's newest verdict on a task (``trajectory_judgements.judgements``,
-    newest first), in a line; None when it was never judged."""
-    if judgements is None or judgements.empty:
-        return None
-    j = judgements.iloc[0]
-    verdict = "a design flaw" if j["verdict"] == "design_flaw" else "too hard"
-    ev = j["evidence"] if isinstance(j["evidence"], Mapping) else {}
-    failing = ", ".join(ev.get("consistent") or []) or "none"
-    reason = str(j["reason"]).rstrip()
-    reason += "" if reason.endswith((".", "!", "?")) else "."
-    return (f"Trajectory judge ({j['model'] or 'unknown model'}): {verdict} after {int(j['n_rollouts'])} failed "
-            f"LLM rollouts — {reason} Tests failed in every rollout: {failing}.")
-
-
-def withdrawal_note(withdrawal: Mapping | None) -> str:
-    """What the Tasks page says of a withdrawn task: who took it out, when, and why."""
-    if not withdrawal:
-        return "Withdrawn from the accepted set."
-    who = "the trajectory judge" if withdrawal["source"] == "trajectory_judge" else "a person"
-    when = pd.Timestamp(withdrawal["event_at"]).strftime("%Y-%m-%d %H:%M")
-    return (f"Withdrawn from the accepted set by {who} on {when}: {withdrawal['reason']}. "
-            "It passed verification; rollouts and exports of the accepted set leave it out until it is restored.")
-
-
 def default_task(shown: pd.DataFrame) -> str | None:
     """The task a detail view opens on: the first verified one listed, else the first one."""
     if shown.empty:

@@ -6,6 +6,7 @@ import streamlit as st
 from analysis import repairs_view as rv
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
+from analysis import withdrawals
 from analysis.display import plain_log, text_or_missing
 from pages import cached
 from pages.shared import keep_picked, open_clicked_row, provider_note, workspace
@@ -109,7 +110,7 @@ attempts = cached.attempts_for(ws, tid)
 if t["verdict"] == "accepted":
     st.success("Accepted: every check passed.")
 elif t["verdict"] == tv.WITHDRAWN:
-    st.warning(tv.withdrawal_note(cached.task_withdrawal(ws, tid)))
+    st.warning(withdrawals.withdrawal_note(cached.task_withdrawal(ws, tid)))
     if st.button("Undo: restore it to the accepted set", key=f"restore_{tid}"):
         try:
             task_events.restore(ws.db, tid, "user", "restored on the Tasks page")
@@ -126,7 +127,7 @@ elif t["verdict"] == "cancelled":
                f"`{runs_view.resume_command(t['run_id'], str(ws.root))}` verifies it.")
 else:
     st.info("Pending: not verified yet.")
-if judged := tv.judgement_note(cached.task_judgements(ws, tid)):
+if judged := withdrawals.judgement_note(cached.task_judgements(ws, tid)):
     st.caption(judged)
 
 checks = cached.checks_for(ws, tid)

@@ -223,17 +223,4 @@ def test_a_withdrawn_accepted_task_reads_withdrawn_and_is_listed_by_default():
     assert tv.default_verdicts(shown) == ["accepted", "rejected", "withdrawn"]
     assert tv.default_verdicts(tv.with_shown_verdicts(t.assign(withdrawn=False))) == ["accepted", "rejected"]
     assert tv.hidden_unverified(shown, ["accepted", "rejected", "withdrawn"]) == 1   # only the pending one
-    note = tv.withdrawal_note({"source": "trajectory_judge", "event_at": pd.Timestamp("2026-12-01 17:40"),
-                               "reason": "test_x wants a file never named"})
-    assert note.startswith("Withdrawn from the accepted set by the trajectory judge on 2026-12-01 17:40: "
-                           "test_x wants a file never named.")
-    assert "by a person" in tv.withdrawal_note({"source": "user", "event_at": pd.Timestamp(0), "reason": "r"})
 
-
-def test_the_trajectory_judges_newest_verdict_in_a_line():
-    assert tv.judgement_note(pd.DataFrame()) is None
-    j = pd.DataFrame({"verdict": ["too_hard", "design_flaw"], "model": ["m2", "m1"], "n_rollouts": [4, 3],
-                      "reason": ["The agents gave up.", "old"],
-                      "evidence": [{"consistent": ["t.py::test_a", "t.py::test_b"]}, {}]})
-    assert tv.judgement_note(j) == ("Trajectory judge (m2): too hard after 4 failed LLM rollouts — The agents gave "
-                                    "up. Tests failed in every rollout: t.py::test_a, t.py::test_b.")
