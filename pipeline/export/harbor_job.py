@@ -57,6 +57,7 @@ class HarborTrial:
     where: str                       # the trial folder relative to the folder imported
     agent: str
     model: str | None
+    model_provider: str | None
     task_name: str | None            # task.toml's name
     task_folder: str | None          # the task folder's own name (our export's slug)
     task_digest: str | None          # lock.json's sha256 of the task folder
@@ -244,7 +245,8 @@ def read_trial(trial_dir: Path, *, job: str, job_id: str | None, where: str) -> 
     trial = HarborTrial(
         job=job, job_id=job_id or _get(doc, "config", "job_id"), trial_name=trial_name,
         trial_id=str(doc.get("id") or f"{job_id or job}/{trial_name}"), where=where, agent=agent,
-        model=str(model) if model else None, task_name=doc.get("task_name") if isinstance(doc.get("task_name"), str) else None,
+        model=str(model) if model else None,
+        model_provider=str(_get(doc, "agent_info", "model_info", "provider") or "") or None, task_name=doc.get("task_name") if isinstance(doc.get("task_name"), str) else None,
         task_folder=task_folder, task_digest=digest, rewards=rewards, reward=reward,
         exception_type=str(exc.get("exception_type") or "Exception") if exc else None,
         exception_message=str(exc.get("exception_message") or "")[:2000] if exc else None,

@@ -210,7 +210,8 @@ def outcome_of(t: HarborTrial, task_id: str, bundle_hash: str, sample: int, matc
         agent_s=t.agent_s, verifier_s=t.verifier_s, total_s=t.total_s, overhead_ms_per_turn=None,
         folder=folder_of(run_id, rid), error=error,
         details={"harbor": {"job": t.job, "job_id": t.job_id, "trial_name": t.trial_name, "trial_id": t.trial_id,
-                            "trial_folder": t.where, "agent": t.agent, "task_name": t.task_name,
+                            "trial_folder": t.where, "agent": t.agent, "model_provider": t.model_provider,
+                            "task_name": t.task_name,
                             "task_folder": t.task_folder, "task_digest": t.task_digest, "rewards": t.rewards,
                             "started_at": t.started_at},
                  "matched_by": matched_by, "tests_from": tests_from, "import_notes": list(t.notes)})

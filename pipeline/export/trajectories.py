@@ -122,7 +122,8 @@ def _meta(rec: dict) -> RowMeta:
     harbor = (rec.get("details") or {}).get("harbor") or {}
     reward = _clean(rec.get("reward"))
     result = str(float(reward)) if reward is not None else (rec.get("failure_class") or None)
-    return RowMeta(agent=str(rec["agent"]), model=_clean(rec.get("model")), model_provider=None,
+    return RowMeta(agent=str(rec["agent"]), model=_clean(rec.get("model")),
+                   model_provider=harbor.get("model_provider"),
                    date=str(harbor.get("started_at") or _clean(rec.get("created_at")) or ""),
                    task=str(_clean(rec.get("task_name")) or rec["task_id"]), run_id=str(_clean(rec.get("run_id")) or ""),
                    trial_name=str(harbor.get("trial_name") or rec["rollout_id"]), result=result,

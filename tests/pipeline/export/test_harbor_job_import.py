@@ -213,3 +213,18 @@ def test_not_a_job_folder_is_reported(workspace, tmp_path):
     report = import_harbor_job(workspace, tmp_path / "empty")
     assert "no Harbor trial folders" in report.malformed[0].what
     shutil.rmtree(tmp_path / "empty")
+
+
+def test_imported_trials_export_as_rows_named_as_harbor_named_them(hand_job, tmp_path):
+    from pipeline.export.trajectories import export_trajectories
+    ws, job = hand_job
+    import_harbor_job(ws, job)
+    report = export_trajectories(ws, tmp_path / "sft", fmt="chat-jsonl")
+    rows = [json.loads(x) for x in (tmp_path / "sft" / "conversations.jsonl").read_text().splitlines()]
+    assert len(rows) == 1 and report.no_trajectory                   # only good1 brought a trajectory
+    row = rows[0]
+    assert (row["agent"], row["model"], row["model_provider"]) == ("harbor:terminus-2", "openai/gpt-4o", "openai")
+    assert (row["trial_name"], row["task"], row["task_id"]) == ("sum-a__good1", "workbench/sum-a", "t-a")
+    assert row["run_id"] == "harbor-job-1234-terminus-2" and row["date"] == "2026-12-01T10:00:00Z"
+    assert row["conversations"] == [{"role": "user", "content": "Sum the numbers."},
+                                    {"role": "assistant", "content": '{"analysis": "sum", "commands": []}'}]

@@ -13,6 +13,7 @@ import pytest
 from pipeline.export.harbor import export_harbor
 from pipeline.export.harbor_runner import ensure_harbor, run_harbor_job
 from pipeline.synth.batch import run_synth
+from pipeline.synth.llm.render import weights_of_test_sh
 from pipeline.synth.llm.scripted import ScriptedSynthesis
 from pipeline.synth.providers import SOLVE_TIMEOUT_ENV
 from tests.pipeline.synth.llm.demo_paths import batch_of, tool_paths
@@ -52,7 +53,7 @@ def test_llm_built_tasks_pass_harbor_oracle_and_fail_its_nop(graph_workspace_tem
     exported = export_harbor(ws, out)
     folders = sorted(p.name for p in out.iterdir() if (p / "task.toml").exists())
     assert len(folders) == 3, exported
-    weighted = [f for f in folders if "junit.xml\").getroot()" in (out / f / "tests" / "test.sh").read_text()]
+    weighted = [f for f in folders if weights_of_test_sh((out / f / "tests" / "test.sh").read_text())]
     assert len(weighted) == 1                       # the clean path's weighted runner went along
 
     job = run_harbor_job(out, ["oracle", "nop"], n_concurrent=3, jobs_dir=tmp_path / "jobs", timeout_s=900)

@@ -115,21 +115,20 @@ def test_skipped():
 
 
 def _run_runner(engine, test_sh: str) -> dict[str, bytes]:
-    """tests/test.sh as our verifier runs it (emptied /logs/verifier, the read-only toolchain, a
-    clean environment) in the base image; the files it left in /logs/verifier."""
-    from pipeline.verify import docker_checks, verifier_phase as phase
+    """tests/test.sh through the trials' sealed test phase (emptied /logs/verifier, the read-only
+    toolchain, a clean environment) in the base image; the files it left in /logs/verifier."""
+    from pipeline.trials.sandbox import limits_for, sandbox
+    from pipeline.trials.test_phase import run_tests
     from tests.helpers import sum_bundle
     from workbench.sandbox.task_toml import parse
     bundle = sum_bundle(extra_files={"tests/test.sh": test_sh, "tests/test_outputs.py": CTRF_TESTS_PY})
     cfg = parse(bundle.text("task.toml"))
     built = engine.build(bundle.under("environment"), bundle.environment_hash(), 300)
     assert built.ok, built.log[-2000:]
-    with docker_checks._sandbox(engine, built.image, docker_checks.limits_for(cfg), "test-ctrf") as box:
-        phase.prepare(box)
-        box.put(bundle.under("tests"), "/tests")
-        res = phase.run_test_sh(box, 120)
-        assert res.exit_code == 0, res.output[-2000:]
-        return {k.rsplit("/", 1)[-1]: v for k, v in box.read_files(phase.VERIFIER_DIR).items()}
+    with sandbox(engine, built.image, limits_for(cfg), "test-ctrf") as box:
+        res = run_tests(box, bundle, cfg, 1.0)
+    assert res.details["exit_code"] == 0, res.log[-2000:]
+    return {k.rsplit("/", 1)[-1]: v for k, v in res.files.items()}
 
 
 @pytest.mark.docker
