@@ -7,7 +7,7 @@ import tarfile
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
     from workbench.sandbox.engine import Engine, Limits
@@ -141,15 +141,13 @@ class Box:
 
         reader = threading.Thread(target=read, daemon=True)
         reader.start()
-        watcher = threading.Thread(target=self._watch_disk, args=(finished, disk_full), daemon=True)
+        watcher = threading.Thread(target=self.watch_disk, args=(finished, disk_full), daemon=True)
         watcher.start()
         finished.wait(timeout_s)
         timed_out = not finished.is_set()
         stopped = timed_out or capped.is_set() or disk_full.is_set()
         if stopped:
-            self._kill()
-            self._stopped = ("the container was stopped at its "
-                             + ("time" if timed_out else "output" if capped.is_set() else "disk") + " limit before")
+            self.stop_at_limit("time" if timed_out else "output" if capped.is_set() else "disk")
             reader.join(15)
         finished.set()
         watcher.join(15)
@@ -176,18 +174,35 @@ class Box:
         finally:
             self.disk_poll_s.append(time.monotonic() - t0)
 
-    def _watch_disk(self, finished: threading.Event, disk_full: threading.Event) -> None:
-        """Poll the writable layer until the command ends; past the cap, stop it. A poll walks
-        the layer's files in the daemon (~1 ms when small, ~140 ms at 20k files), so the pause
+    def watch_disk(self, finished: threading.Event, disk_full: threading.Event, *,
+                   quit_when: Callable[[], bool] | None = None, max_unknown: int | None = None) -> None:
+        """Poll the writable layer until `finished` is set (or `quit_when()` says so, or the
+        daemon gave no size `max_unknown` times in a row); past the cap set `disk_full` and
+        `finished` — the caller stops the container (`stop_at_limit("disk")`). A poll walks the
+        layer's files in the daemon (~1 ms when small, ~140 ms at 20k files), so the pause
         between polls grows with its cost: polling takes at most a fifth of the time."""
         cap = self.limits.disk_mb * 1024 * 1024
-        while not finished.is_set():
+        unknown = 0
+        while not finished.is_set() and not (quit_when and quit_when()):
             used = self.disk_used()
+            unknown = unknown + 1 if used is None else 0
+            if max_unknown is not None and unknown >= max_unknown:
+                return
             if used is not None and used > cap:
                 disk_full.set()
                 finished.set()
                 return
             finished.wait(max(0.25, 4 * self.disk_poll_s[-1]))
+
+    def stop_at_limit(self, limit: str) -> None:
+        """Stop the container at its `limit` ("time", "output", "disk"); every later call says so."""
+        self._kill()
+        self._stopped = f"the container was stopped at its {limit} limit before"
+
+    @property
+    def stopped(self) -> str:
+        """Why the container no longer runs anything ("" while it does)."""
+        return self._stopped
 
     def _new_oom_kill(self) -> bool:
         """Whether the kernel OOM-killed something since the last look: the cgroup's own count,

@@ -184,20 +184,15 @@ class Terminal:
     def _watch_disk(self) -> None:
         """The disk cap while the session lives. Box.run watches the writable layer only while
         its own command runs; the agent's commands run in tmux, seen through the channel, so
-        the terminal watches for the whole session, model time included, at Box's polling
-        cadence, and stops the container past the cap as Box.run would."""
-        box, cap, unknown = self.box, self.box.limits.disk_mb * 1024 * 1024, 0
+        the terminal watches for the whole session, model time included, and stops the
+        container past the cap as Box.run would."""
+        box = self.box
         # Until close, or the container is gone (three polls without an answer), stopped or
         # taken back: a terminal nobody closed must not poll forever.
-        while not (self._watch_done.is_set() or box._stopped or revoked(box)) and unknown < 3:
-            used = box.disk_used()
-            unknown = unknown + 1 if used is None else 0
-            if used is not None and used > cap:
-                self._disk_full.set()
-                box._kill()
-                box._stopped = "the container was stopped at its disk limit before"
-                return
-            self._watch_done.wait(max(0.25, 4 * box.disk_poll_s[-1]))   # Box._watch_disk's cadence
+        box.watch_disk(self._watch_done, self._disk_full, quit_when=lambda: bool(box.stopped) or revoked(box),
+                       max_unknown=3)
+        if self._disk_full.is_set():
+            box.stop_at_limit("disk")
 
     @property
     def _dir(self) -> str:
