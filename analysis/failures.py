@@ -299,6 +299,13 @@ def rollout_tests(tests: pd.DataFrame, rollout_id: str) -> pd.DataFrame:
     return mine[["test_name", "outcome", "message"]].reset_index(drop=True)
 
 
+def drilldown_order(rollouts: pd.DataFrame) -> list[str]:
+    """The rollout picker's order: failed before passed, then by task, agent and sample; the first
+    is what the drill-down opens on."""
+    order = rollouts.assign(_ok=rollouts["passed"].astype(bool)).sort_values(["_ok", "task_id", "agent", "sample"])
+    return order["rollout_id"].tolist()
+
+
 def rollout_label(row: Mapping | pd.Series, task_names: Mapping[str, str] | None = None) -> str:
     """'task · agent #sample · failure class, n/m tests failed · id' (passed: 'passed, m tests') for a picker."""
     task = (task_names or {}).get(row["task_id"], row.get("task_name") or row["task_id"])

@@ -101,9 +101,8 @@ with tab_near:
 
 # --- one rollout ---------------------------------------------------------------------------------
 st.subheader("One rollout")
-order = picked.assign(_ok=picked["passed"].astype(bool)).sort_values(["_ok", "task_id", "agent", "sample"])
-options = order["rollout_id"].tolist()
-by_id = order.set_index("rollout_id")
+options = fx.drilldown_order(picked)
+by_id = picked.set_index("rollout_id")
 if st.session_state.get("fail_rollout") not in options:
     st.session_state["fail_rollout"] = options[0]
 rollout_id = st.selectbox("Rollout", options, key="fail_rollout",

@@ -135,6 +135,10 @@ def test_consistent_and_sporadic_failing_tests_per_task():
     assert fx.failing_test_kinds(EMPTY_T).empty and fx.consistency_by_task(EMPTY_T) == {}
 
 
+def test_the_drilldown_lists_failed_rollouts_first():
+    assert fx.drilldown_order(ROLLOUTS) == ["a0", "a1", "a2", "b0", "b1", "o0", "b2"]
+
+
 def test_one_rollouts_tests_put_failures_first_and_its_label_says_how_it_ended():
     tests = fx.rollout_tests(TESTS, "a1")
     assert tests["test_name"].tolist() == ["t2", "t3", "t1"]
