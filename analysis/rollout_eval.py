@@ -59,9 +59,11 @@ def off_expectation(rollouts: pd.DataFrame) -> pd.DataFrame:
 def ablation_probes(rollouts: pd.DataFrame) -> pd.DataFrame:
     """One row per ablation rollout: the step it left out (number, label, the task's step count)
     and whether the task's tests caught it. `probed` is False when the solution had no step to
-    leave out (the agent ran nothing); such a rollout says nothing about the tests."""
-    cols = ["task_id", "task_name", "sample", "steps", "step", "step_label", "step_text", "probed", "caught",
-            "failure_class", "n_tests", "n_failed"]
+    leave out (the agent ran nothing); such a rollout says nothing about the tests. `aborted`: the
+    rest of the script stopped at an error (set -e) once the step was gone, so the later steps did
+    not run either: the tests then saw the step and everything after it missing."""
+    cols = ["task_id", "task_name", "sample", "steps", "step", "step_label", "step_text", "probed", "aborted",
+            "caught", "failure_class", "n_tests", "n_failed"]
     abl = rollouts[rollouts["agent"] == "ablation"] if not rollouts.empty else rollouts
     rows = []
     for r in abl.itertuples(index=False):
@@ -69,7 +71,8 @@ def ablation_probes(rollouts: pd.DataFrame) -> pd.DataFrame:
         left = d.get("left_out") or {}
         rows.append({"task_id": r.task_id, "task_name": getattr(r, "task_name", None), "sample": int(r.sample),
                      "steps": int(d.get("steps") or 0), "step": left.get("step"), "step_label": left.get("label"),
-                     "step_text": left.get("text"), "probed": bool(left), "caught": not bool(r.passed),
+                     "step_text": left.get("text"), "probed": bool(left),
+                     "aborted": bool(d.get("script_failed")), "caught": not bool(r.passed),
                      "failure_class": r.failure_class, "n_tests": int(r.n_tests), "n_failed": int(r.n_failed)})
     return pd.DataFrame(rows, columns=cols)
 
@@ -78,11 +81,16 @@ def ablation_probes(rollouts: pd.DataFrame) -> pd.DataFrame:
 class CatchRate:
     """Over probed ablation rollouts: `caught` failed (by any class), `by_tests` of them failed
     a test (test_assertion; the rest stopped the run otherwise, e.g. a timeout); `missed` passed:
-    a solution step the tests do not check. `not_probed`: rollouts with no step to leave out."""
+    a solution step the tests do not check. `not_probed`: rollouts with no step to leave out.
+    `aborted`: probed rollouts whose script stopped at an error without the step (see
+    ablation_probes); `caught_intact`: caught ones whose script ran to its end without it, so the
+    tests noticed the missing step itself."""
     probed: int
     caught: int
     by_tests: int
     not_probed: int
+    aborted: int = 0
+    caught_intact: int = 0
 
     @property
     def missed(self) -> int:
@@ -98,7 +106,9 @@ def catch_rate(probes: pd.DataFrame) -> CatchRate:
     caught = probed[probed["caught"].astype(bool)]
     return CatchRate(probed=len(probed), caught=len(caught),
                      by_tests=int((caught["failure_class"] == "test_assertion").sum()),
-                     not_probed=int((~probes["probed"].astype(bool)).sum()))
+                     not_probed=int((~probes["probed"].astype(bool)).sum()),
+                     aborted=int(probed["aborted"].astype(bool).sum()),
+                     caught_intact=int((~caught["aborted"].astype(bool)).sum()))
 
 
 def weakest_tasks(probes: pd.DataFrame, n: int = WEAKEST_TASKS) -> pd.DataFrame:
@@ -157,7 +167,8 @@ def report_lines(rollouts: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
     if len(probes):
         c = catch_rate(probes)
         lines.append(f"ablation catch rate: {c.caught}/{c.probed} = {_pct(c.rate)} (by a failed test {c.by_tests}; "
-                     f"missed {c.missed}; not probed {c.not_probed})")
+                     f"missed {c.missed}; not probed {c.not_probed}); script stopped at an error without the step "
+                     f"{c.aborted}/{c.probed}, caught with the rest of the script run {c.caught_intact}")
         for r in weakest_tasks(probes).itertuples(index=False):
             if r.catch_rate < 1:
                 lines.append(f"  {r.task_id} {r.task_name}: caught {r.caught}/{r.probes} (steps {r.steps}, "

@@ -10,8 +10,10 @@ from analysis import rollout_eval as ev
 
 
 def _ro(rid, task, agent, sample, passed, cls=None, n_tests=2, n_failed=0, left=None, steps=3, total_s=10.0,
-        error=None, details_as_text=True):
+        error=None, details_as_text=True, aborted=False):
     details = {} if agent != "ablation" else {"left_out": left, "steps": steps if left else 0}
+    if aborted:
+        details["script_failed"] = "solution/solve.sh exited with code 1"
     return {"rollout_id": rid, "run_id": f"run-{agent}", "task_id": task, "agent": agent, "agent_label": agent,
             "model": None, "sample": sample, "passed": passed, "failure_class": cls, "n_tests": n_tests,
             "n_failed": n_failed, "task_name": f"name-{task}", "category": "c", "n_steps": 2, "recipes": None,
@@ -28,7 +30,7 @@ def _step(n, label):
 # B: 2 steps; both caught (one by a timeout, not a test). C: no step to leave out.
 # The oracle fails B once (a finding); the no-op passes C (a finding).
 ROLLOUTS = pd.DataFrame([
-    _ro("a0", "A", "ablation", 0, False, "test_assertion", 2, 1, _step(1, "step 1 (make)")),
+    _ro("a0", "A", "ablation", 0, False, "test_assertion", 2, 1, _step(1, "step 1 (make)"), aborted=True),
     _ro("a1", "A", "ablation", 1, False, "test_assertion", 2, 2, _step(2, "step 2 (copy)")),
     _ro("a2", "A", "ablation", 2, True, None, 2, 0, _step(3, "step 3 (echo done)"), details_as_text=False),
     _ro("b0", "B", "ablation", 0, False, "test_assertion", 2, 1, _step(1, "step 1"), steps=2),
@@ -71,12 +73,14 @@ def test_ablation_probes_read_the_left_out_step_from_text_or_dict_details():
     assert len(p) == 6
     assert p.loc[2, "step_label"] == "step 3 (echo done)" and not p.loc[2, "caught"]   # dict details
     assert p.loc[3, "step_label"] == "step 1" and p.loc[3, "steps"] == 2               # JSON text details
+    assert p.loc[0, "aborted"] and not p.loc[1, "aborted"]
     assert not p.loc[5, "probed"] and pd.isna(p.loc[5, "step"])                        # C: nothing to leave out
 
 
 def test_catch_rate_counts_probed_rollouts_only_and_says_what_caught_them():
     c = ev.catch_rate(ev.ablation_probes(ROLLOUTS))
     assert (c.probed, c.caught, c.by_tests, c.missed, c.not_probed) == (5, 4, 3, 1, 1)
+    assert (c.aborted, c.caught_intact) == (1, 3)      # a0 stopped at an error; a1, b0, b1 ran on
     assert c.rate == 0.8
 
 
@@ -99,7 +103,8 @@ def test_report_lines_carry_every_figure():
     text = "\n".join(ev.report_lines(ROLLOUTS, TESTS))
     assert "oracle: 2/3 = 66.7% over 3 tasks (2 all passed)" in text
     assert "off expectation (oracle failed / nop passed): 2" in text
-    assert "ablation catch rate: 4/5 = 80.0% (by a failed test 3; missed 1; not probed 1)" in text
+    assert "ablation catch rate: 4/5 = 80.0% (by a failed test 3; missed 1; not probed 1); script stopped at an error " \
+           "without the step 1/5, caught with the rest of the script run 3" in text
     assert "A name-A: caught 2/3 (steps 3, probed 3); unnoticed: step 3 (echo done)" in text
     # ablation's checks: a0 1/2, a1 0/2, a2 2/2, b0 1/2 -> 4/8; tasks 1 passed of 6 rollouts
     assert "ablation: checks 4/8 = 50.0%, tasks 1/6 = 16.7%" in text
