@@ -8,6 +8,7 @@ classes are analysis/difficulty.py's and analysis/failures.py's, gathered here p
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,9 @@ from analysis import difficulty, failures
 # no-op none. A rollout against this is a finding (a flaky or broken task, or a harness defect).
 EXPECTED_PASS = {"oracle": True, "nop": False}
 WEAKEST_TASKS = 10
+# The offline synthesizer names each test after the step it checks (test_s2_rows checks step 2);
+# tests named otherwise (LLM-written, imported) belong to no step here.
+STEP_TEST = re.compile(r"^test_s(\d+)_")
 
 
 def details_of(value: object) -> dict:
@@ -62,14 +66,16 @@ def ablation_probes(rollouts: pd.DataFrame) -> pd.DataFrame:
     leave out (the agent ran nothing); such a rollout says nothing about the tests. `aborted`: the
     rest of the script stopped at an error (set -e) once the step was gone, so the later steps did
     not run either: the tests then saw the step and everything after it missing."""
-    cols = ["task_id", "task_name", "sample", "steps", "step", "step_label", "step_text", "probed", "aborted",
+    cols = ["rollout_id", "task_id", "task_name", "sample", "steps", "step", "step_label", "step_text", "probed",
+            "aborted",
             "caught", "failure_class", "n_tests", "n_failed"]
     abl = rollouts[rollouts["agent"] == "ablation"] if not rollouts.empty else rollouts
     rows = []
     for r in abl.itertuples(index=False):
         d = details_of(getattr(r, "details", None))
         left = d.get("left_out") or {}
-        rows.append({"task_id": r.task_id, "task_name": getattr(r, "task_name", None), "sample": int(r.sample),
+        rows.append({"rollout_id": r.rollout_id, "task_id": r.task_id, "task_name": getattr(r, "task_name", None),
+                     "sample": int(r.sample),
                      "steps": int(d.get("steps") or 0), "step": left.get("step"), "step_label": left.get("label"),
                      "step_text": left.get("text"), "probed": bool(left),
                      "aborted": bool(d.get("script_failed")), "caught": not bool(r.passed),
@@ -109,6 +115,46 @@ def catch_rate(probes: pd.DataFrame) -> CatchRate:
                      not_probed=int((~probes["probed"].astype(bool)).sum()),
                      aborted=int(probed["aborted"].astype(bool).sum()),
                      caught_intact=int((~caught["aborted"].astype(bool)).sum()))
+
+
+def step_of_test(name: str) -> int | None:
+    m = STEP_TEST.match(str(name))
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class OwnTests:
+    """Over probed ablation rollouts whose left-out step has tests of its own (STEP_TEST): in how
+    many one of those failed (`own_failed`) — the tests check that step itself — and in how many
+    only other steps' tests failed (`only_others`): the step's absence showed only through later
+    steps that needed it. `without_own`: probes of a step with no test of its own (or whose tests
+    did not run)."""
+    with_own: int
+    own_failed: int
+    only_others: int
+    without_own: int
+
+
+def own_step_tests(probes: pd.DataFrame, tests: pd.DataFrame) -> OwnTests:
+    """`tests`: the ablation rollouts' test outcomes (store.rollouts.test_outcomes), with their
+    rollout_id; `probes` must carry rollout_id (ablation_probes keeps it)."""
+    probed = probes[probes["probed"].astype(bool)]
+    mine = tests[tests["rollout_id"].isin(probed["rollout_id"])].copy()
+    mine["step"] = mine["test_name"].map(step_of_test)
+    mine["failing"] = failures.is_failing(mine["outcome"])
+    with_own = own_failed = only_others = without_own = 0
+    for r in probed.itertuples(index=False):
+        t = mine[mine["rollout_id"] == r.rollout_id]
+        own = t[t["step"] == r.step]
+        if own.empty:
+            without_own += 1
+            continue
+        with_own += 1
+        if own["failing"].any():
+            own_failed += 1
+        elif t["failing"].any():
+            only_others += 1
+    return OwnTests(with_own, own_failed, only_others, without_own)
 
 
 def weakest_tasks(probes: pd.DataFrame, n: int = WEAKEST_TASKS) -> pd.DataFrame:
@@ -169,6 +215,9 @@ def report_lines(rollouts: pd.DataFrame, tests: pd.DataFrame) -> list[str]:
         lines.append(f"ablation catch rate: {c.caught}/{c.probed} = {_pct(c.rate)} (by a failed test {c.by_tests}; "
                      f"missed {c.missed}; not probed {c.not_probed}); script stopped at an error without the step "
                      f"{c.aborted}/{c.probed}, caught with the rest of the script run {c.caught_intact}")
+        own = own_step_tests(probes, tests)
+        lines.append(f"  left-out step with tests of its own: {own.with_own} (one of them failed {own.own_failed}; "
+                     f"only other steps' tests failed {own.only_others}); step with none {own.without_own}")
         for r in weakest_tasks(probes).itertuples(index=False):
             if r.catch_rate < 1:
                 lines.append(f"  {r.task_id} {r.task_name}: caught {r.caught}/{r.probes} (steps {r.steps}, "

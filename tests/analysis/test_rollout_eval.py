@@ -49,9 +49,11 @@ def _t(rid, name, outcome):
             "message": ""}
 
 
-TESTS = pd.DataFrame([_t("a0", "t1", "passed"), _t("a0", "t2", "failed"), _t("a1", "t1", "failed"),
-                      _t("a1", "t2", "failed"), _t("a2", "t1", "passed"), _t("a2", "t2", "passed"),
-                      _t("b0", "t1", "passed"), _t("b0", "t2", "failed")])
+# Tests named after their step (the offline synthesizer's test_s<k>_…).
+TESTS = pd.DataFrame([_t("a0", "test_s1_a", "passed"), _t("a0", "test_s2_b", "failed"),
+                      _t("a1", "test_s1_a", "failed"), _t("a1", "test_s2_b", "failed"),
+                      _t("a2", "test_s1_a", "passed"), _t("a2", "test_s2_b", "passed"),
+                      _t("b0", "test_s1_a", "passed"), _t("b0", "test_s2_b", "failed")])
 
 
 def test_pass_rates_per_agent_in_the_protocols_order():
@@ -84,6 +86,14 @@ def test_catch_rate_counts_probed_rollouts_only_and_says_what_caught_them():
     assert c.rate == 0.8
 
 
+def test_own_step_tests_tell_a_step_checked_itself_from_one_seen_only_through_later_steps():
+    assert ev.step_of_test("test_s12_rows") == 12 and ev.step_of_test("test_rows") is None
+    own = ev.own_step_tests(ev.ablation_probes(ROLLOUTS), TESTS)
+    # a1 (step 2 out) failed test_s2_b; a0 and b0 (step 1 out) passed test_s1_a and failed only
+    # test_s2_b; a2 (step 3) has no test_s3_*; b1's tests never ran; c0 was not probed
+    assert (own.with_own, own.own_failed, own.only_others, own.without_own) == (3, 1, 2, 2)
+
+
 def test_weakest_tasks_first_with_the_steps_left_out_unnoticed():
     w = ev.weakest_tasks(ev.ablation_probes(ROLLOUTS))
     assert w["task_id"].tolist() == ["A", "B"]            # C has no probe
@@ -111,6 +121,8 @@ def test_report_lines_carry_every_figure():
     # ablation's failed rollouts whose tests ran: a0 (1 missed), a1 (2), b0 (1): all near
     assert "ablation: 3/3 = 100.0% (failed 5)" in text
     assert "ablation timeout: 1" in text
+    assert "left-out step with tests of its own: 3 (one of them failed 1; only other steps' tests failed 2); " \
+           "step with none 2" in text
 
 
 def test_empty_frames_give_empty_figures():
