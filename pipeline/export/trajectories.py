@@ -165,6 +165,15 @@ def _records(ws: Workspace, run_id: str | None) -> list[dict]:
     return recs
 
 
+def _check_agents_known(agents: list[str] | None, recs: list[dict]) -> None:
+    """A name in `agents` that no rollout has is a typo, not a wish for an empty dataset."""
+    present = {str(r["agent"]) for r in recs}
+    known = present | {base_agent(a) for a in present}
+    if unknown := [a for a in agents or () if a not in known]:
+        raise TrajectoryExportError(f"--agents: no rollouts of {', '.join(map(repr, unknown))} here "
+                                    f"(agents with rollouts: {', '.join(sorted(present)) or 'none'})")
+
+
 def _read_doc(ws: Workspace, rec: dict) -> tuple[bytes | None, dict | None, str | None]:
     """(file bytes, document, why unreadable); (None, None, None) when there is no trajectory."""
     root = ws.root.resolve()
@@ -225,6 +234,7 @@ def export_trajectories(ws: Workspace, out: Path, *, fmt: str = "chat-jsonl", fl
     except ValueError as exc:
         raise TrajectoryExportError(f"--benchmark: {exc}") from None
     recs = _records(ws, run_id)
+    _check_agents_known(agents, recs)
     report = TrajectoryExportReport(out=out.resolve(), format=fmt, filter=flt, episodes=episodes, run_id=run_id,
                                     agents_asked=list(agents) if agents else None, considered=len(recs),
                                     benchmark=str(index.root) if index else None,

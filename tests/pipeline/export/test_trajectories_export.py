@@ -178,6 +178,9 @@ def test_bad_options_are_refused_before_anything_is_written(fx, tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(TrajectoryExportError, match="is not a folder"):
         export_trajectories(ws, tmp_path / "file")
+    with pytest.raises(TrajectoryExportError, match=r"--agents: no rollouts of 'orcale' here \(agents with rollouts: "
+                                                    r"ablation, nop, oracle, terminus-2\)"):
+        export_trajectories(ws, tmp_path / "x", agents=["orcale", "terminus-2"])   # a typo: not an empty dataset
     assert not (tmp_path / "x").exists()
 
 
