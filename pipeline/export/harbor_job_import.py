@@ -3,7 +3,7 @@
 So any agent Harbor runs on exported tasks (pipeline/export/harbor.py) can be analysed here:
 each trial becomes a rollout with source "harbor", agent "harbor:<agent>", the model Harbor
 recorded, the reward, per-test outcomes (ctrf.json, which our exported test.sh writes, else
-junit.xml), tokens, cost and timings, in a run per job and agent (`harbor-<job id>-<agent>`).
+junit.xml), tokens, cost and timings, in a run per job, agent and model (`harbor-<job id>-<agent>[-<model>]`).
 
 A trial is matched to a task by content first: lock.json's digest is Harbor's hash of the task
 folder it ran (sha256 over "<path>\\0<sha256 of file>\\n", files sorted), which the export
@@ -19,7 +19,6 @@ its rollouts instead of adding them again.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -162,7 +161,8 @@ def _safe(text: str) -> str:
 
 
 def run_id_of(t: HarborTrial) -> str:
-    return f"harbor-{_safe((t.job_id or t.job)[:8])}-{_safe(t.agent)}"
+    """One run per job, agent and model (a job may run one agent under several models)."""
+    return f"harbor-{_safe((t.job_id or t.job)[:8])}-{_safe(t.agent)}" + (f"-{_safe(t.model)}" if t.model else "")
 
 
 def tests_of(t: HarborTrial) -> tuple[list[dict], str | None]:
@@ -268,7 +268,3 @@ def import_harbor_job(ws: Workspace, source: Path) -> ImportReport:
         report.runs.append(run_id)
     return report
 
-
-def report_json(report: ImportReport) -> str:
-    from dataclasses import asdict
-    return json.dumps(asdict(report), indent=2, default=str)

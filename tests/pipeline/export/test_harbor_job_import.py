@@ -225,6 +225,6 @@ def test_imported_trials_export_as_rows_named_as_harbor_named_them(hand_job, tmp
     row = rows[0]
     assert (row["agent"], row["model"], row["model_provider"]) == ("harbor:terminus-2", "openai/gpt-4o", "openai")
     assert (row["trial_name"], row["task"], row["task_id"]) == ("sum-a__good1", "workbench/sum-a", "t-a")
-    assert row["run_id"] == "harbor-job-1234-terminus-2" and row["date"] == "2026-12-01T10:00:00Z"
+    assert row["run_id"] == "harbor-job-1234-terminus-2-openai-gpt-4o" and row["date"] == "2026-12-01T10:00:00Z"
     assert row["conversations"] == [{"role": "user", "content": "Sum the numbers."},
                                     {"role": "assistant", "content": '{"analysis": "sum", "commands": []}'}]
