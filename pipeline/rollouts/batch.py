@@ -127,7 +127,9 @@ def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str
             return make_agent(spec.agent, model=model_used, temperature=spec.temperature, caller=caller,
                               max_turns=spec.max_turns)
         probe = new_agent()
-        items = make_items(targets, agent=spec.agent, agent_key=probe.config_key(), model=model_used, k=spec.k,
+        # every behaviour of the scripted model goes by one model name: the key tells them apart
+        agent_key = probe.config_key() + (f":replay={spec.replay}" if spec.replay else "")
+        items = make_items(targets, agent=spec.agent, agent_key=agent_key, model=model_used, k=spec.k,
                            temperature=spec.temperature)
         if not resume:
             store.create_run(ws.db, run_id, agent=spec.agent, model=model_used, k=spec.k, concurrency=concurrency,

@@ -47,3 +47,18 @@ def test_an_endpoint_that_is_down_stops_the_batch_without_failing_rollouts(tasks
     assert "resume with `workbench rollout --resume down` once it answers" in report.message
     assert store.rollouts_frame(ws.db, "down").empty
     assert store.get_run(ws.db, "down")["status"] == "cancelled"
+
+
+def test_each_behaviour_of_the_scripted_model_is_its_own_work(tasks_ws, engine, monkeypatch):
+    """One model name plays every behaviour: a 'floods' batch after a 'malformed' one on the same
+    task, turns and sample is new work, not the malformed rollout skipped as done before."""
+    monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)
+    ws, ids = tasks_ws
+    malformed = run_rollouts(ws, agent="terminus-2", replay="malformed", task_ids=ids[:1], k=1, max_turns=2,
+                             engine=engine)
+    floods = run_rollouts(ws, agent="terminus-2", replay="floods", task_ids=ids[:1], k=1, max_turns=2, engine=engine)
+    assert (malformed.ran, floods.ran, floods.skipped) == (1, 1, 0), floods.as_dict()
+    frame = store.rollouts_frame(ws.db)
+    assert len(set(frame["rollout_id"])) == 2
+    again = run_rollouts(ws, resume=True, run_id=floods.run_id, engine=engine)
+    assert (again.ran, again.skipped) == (0, 1), again.as_dict()     # resume still finds its own
