@@ -38,7 +38,10 @@ first look, 2 s per solution step) and runs in a subshell beside `sleep` of that
 sleeps the duration, ours waits for a prompt that does not come sooner — both wait alike. The
 figures are then harness, containers, tests and the commands' own time. `--durations asked`
 keeps the script's durations to show what returning at the prompt is worth (RESULT says
-durations=asked).
+durations=asked). A step that outlasts its held 2 s (a slow step on a loaded machine) is read
+unfinished on both sides; ours then runs the two completion turns so fast that the tests can
+start before the step is done (a failed rollout, counted in ours_passed), where Harbor's slower
+turns give it time: the scripted model asked too little, and only the quicker harness shows it.
 
 Figures: seconds per rollout each side (wall-clock over n·k at concurrency c), the speedup;
 our harness overhead per turn = sum of AgentResult.overhead_s (agent wall time less model time
