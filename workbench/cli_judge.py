@@ -26,6 +26,12 @@ def judge_trajectories(ws: Workspace, *, run_id: str | None = None, replay: bool
     from workbench.llm.caller import LLMCaller
     from workbench.llm.replay_server import ReplayServer, Script
     from workbench.llm.runtime import open_client, workspace_settings
+    from workbench.store import rollouts as rollout_store
+    if min_rollouts < 1:
+        raise ValueError(f"--min-rollouts must be at least 1, got {min_rollouts}")
+    if run_id and rollout_store.get_run(ws.db, run_id) is None and rollout_store.rollouts_frame(ws.db, run_id).empty:
+        # else it judges nothing and says "0 unsolved", as if the run had been judged
+        raise ValueError(f"no rollout run {run_id!r} in this workspace (the Rollouts page lists them)")
     settings = workspace_settings(ws)
     server = None
     if replay:

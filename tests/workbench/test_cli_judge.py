@@ -32,3 +32,12 @@ def test_without_an_endpoint_it_says_what_to_set(workspace):
     r = cli("judge-trajectories", "--workspace", str(workspace.root))
     assert r.returncode == 2
     assert "needs an LLM endpoint: set WORKBENCH_LLM_BASE_URL" in r.stderr and "--replay" in r.stderr
+
+
+def test_an_unknown_run_or_no_rollouts_needed_is_refused(workspace):
+    ws = make_unsolved(workspace)
+    r = cli("judge-trajectories", "--replay", "--run", "rollrun-nope", "--workspace", str(ws.root))
+    assert r.returncode == 2 and "no rollout run 'rollrun-nope' in this workspace" in r.stderr, r.stdout
+    r = cli("judge-trajectories", "--replay", "--min-rollouts", "0", "--workspace", str(ws.root))
+    assert r.returncode == 2 and "--min-rollouts must be at least 1, got 0" in r.stderr, r.stdout
+    assert judgements.judgements(ws.db).empty                 # nothing judged, nothing withdrawn
