@@ -19,7 +19,6 @@ a JobProblem naming the trial and what was wrong; nothing here raises for a bad 
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from workbench.json_object import JSONObjectError, parse_json_object
 from workbench.sandbox.bundle import BundleError, check_relpath
 
 MAX_JSON_BYTES = 4 * 1024 * 1024            # result.json, lock.json
@@ -108,16 +108,9 @@ def _json_object(path: Path, what: str) -> dict:
     if cut:
         raise UnsafeFile(f"{what} is over {MAX_JSON_BYTES} bytes")
     try:
-        doc = json.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise UnsafeFile(f"{what} is not UTF-8") from None
-    except json.JSONDecodeError as exc:
-        raise UnsafeFile(f"{what} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
-    except RecursionError:
-        raise UnsafeFile(f"{what}: JSON nested too deeply") from None
-    if not isinstance(doc, dict):
-        raise UnsafeFile(f"{what} is a JSON {type(doc).__name__}, not an object")
-    return doc
+        return parse_json_object(data, what, kind="a Harbor job file")
+    except JSONObjectError as exc:
+        raise UnsafeFile(str(exc)) from None
 
 
 def _is_dir(p: Path) -> bool:

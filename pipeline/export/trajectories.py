@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ import duckdb
 from pipeline.export.chat_rows import EPISODES, ChatRowError, RowMeta, chat_rows, row_text, text_of
 from pipeline.trajectories.atif import TrajectoryError, read_trajectory
 from pipeline.verify.decontam import N, BenchmarkIndex
+from workbench.folder_write import write_folder
 from workbench.store import rollouts as store
 from workbench.workspace import Workspace
 
@@ -298,25 +298,17 @@ def export_trajectories(ws: Workspace, out: Path, *, fmt: str = "chat-jsonl", fl
 def _write(out: Path, fmt: str, rows: list[dict], atif: list[tuple[dict, bytes]], report) -> None:
     from pipeline.export.dataset_card import card_text
     if fmt == "atif":
-        staging = Path(tempfile.mkdtemp(dir=out, prefix=".trajectories."))
-        try:
-            index_lines = []
-            for rec, data in atif:
-                name = f"{rec['rollout_id']}.json"
-                (staging / name).write_bytes(data)
-                meta = _meta(rec)
-                index_lines.append(json.dumps({"file": f"trajectories/{name}", "rollout_id": meta.rollout_id,
-                                               "task": meta.task, "task_id": meta.task_id, "agent": meta.agent,
-                                               "model": meta.model, "run_id": meta.run_id,
-                                               "trial_name": meta.trial_name, "reward": meta.reward,
-                                               "result": meta.result}, ensure_ascii=False))
-            target = out / "trajectories"
-            if target.exists():
-                shutil.rmtree(target)
-            staging.rename(target)
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+        files, index_lines = {}, []
+        for rec, data in atif:
+            name = f"{rec['rollout_id']}.json"
+            files[name] = data
+            meta = _meta(rec)
+            index_lines.append(json.dumps({"file": f"trajectories/{name}", "rollout_id": meta.rollout_id,
+                                           "task": meta.task, "task_id": meta.task_id, "agent": meta.agent,
+                                           "model": meta.model, "run_id": meta.run_id,
+                                           "trial_name": meta.trial_name, "reward": meta.reward,
+                                           "result": meta.result}, ensure_ascii=False))
+        write_folder(out / "trajectories", files)
         _write_atomic(out / "index.jsonl", "".join(line + "\n" for line in index_lines).encode())
         report.files = ["index.jsonl"] + [f"trajectories/{rec['rollout_id']}.json" for rec, _ in atif]
     elif fmt == "chat-jsonl":

@@ -21,6 +21,8 @@ from typing import Any, Iterable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from workbench.json_object import JSONObjectError, parse_json_object
+
 SCHEMA_VERSION = "ATIF-v1.8"        # the newest Harbor 0.26 accepts
 SCHEMA_VERSIONS = tuple(f"ATIF-v1.{n}" for n in range(9))
 MAX_TRAJECTORY_BYTES = 256 * 1024 * 1024    # read_trajectory refuses bigger files unread
@@ -293,17 +295,9 @@ def read_trajectory(source: str | os.PathLike[str] | bytes) -> Trajectory:
         except OSError as e:
             raise TrajectoryError(f"{name}: cannot read ({e.strerror or e})") from None
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise TrajectoryError(f"{name}: not UTF-8 (byte {e.start}: {e.reason})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as e:
-        raise TrajectoryError(f"{name}: not JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
-    except RecursionError:
-        raise TrajectoryError(f"{name}: JSON nested too deeply") from None
-    if not isinstance(doc, dict):
-        raise TrajectoryError(f"{name}: a trajectory is a JSON object, this is {type(doc).__name__}")
+        doc = parse_json_object(data, name, kind="a trajectory")
+    except JSONObjectError as exc:
+        raise TrajectoryError(str(exc)) from None
     try:
         return Trajectory.model_validate(doc)
     except ValidationError as e:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+
+from workbench.folder_write import write_folder
 
 MAX_FILES = 400
 MAX_FILE_BYTES = 8 * 1024 * 1024
@@ -103,27 +103,11 @@ def tree_hash(files: dict[str, bytes]) -> str:
 def write_bundle(bundle: TaskBundle, dest: Path) -> Path:
     """Validate, then write atomically to `dest` (replacing an older copy)."""
     bundle.validate()
-    dest = Path(dest)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
-    try:
-        for path, content in bundle.files.items():
-            target = tmp / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
-            executable = path in bundle.executables or (path.endswith(".sh") and path.startswith(EXECUTABLE_DIRS))
-            target.chmod(0o755 if executable else 0o644)
-        if dest.exists():
-            old = dest.with_name(f".{dest.name}.old-{os.getpid()}")
-            dest.rename(old)
-            tmp.rename(dest)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            tmp.rename(dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return dest
+
+    def mode_of(path: str) -> int:
+        executable = path in bundle.executables or (path.endswith(".sh") and path.startswith(EXECUTABLE_DIRS))
+        return 0o755 if executable else 0o644
+    return write_folder(Path(dest), bundle.files, mode_of=mode_of)
 
 
 def read_bundle(root: Path) -> TaskBundle:
