@@ -85,6 +85,8 @@ def check_args(*, agent: str, k: int, concurrency: int | None, temperature: floa
         raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
     if agent != "terminus-2" and (replay is not None or model is not None):
         raise ValueError(f"agent {agent!r} is scripted: --model and --replay are for terminus-2 only")
+    if agent != "terminus-2" and (temperature or max_turns is not None):   # else silently ignored
+        raise ValueError(f"agent {agent!r} is scripted: --temperature and --max-turns are for terminus-2 only")
     if replay is not None and model is not None:
         raise ValueError("--replay plays the scripted test model; --model cannot be given with it")
 

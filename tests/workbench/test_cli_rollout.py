@@ -29,6 +29,8 @@ def _no_runs(ws):
     (["--agent", "terminus-2", "--accepted", "--temperature", "-1"], "--temperature must be 0 or more"),
     (["--agent", "oracle", "--accepted", "--model", "gpt-x"], "--model and --replay are for terminus-2 only"),
     (["--agent", "nop", "--accepted", "--replay", "oracle"], "--model and --replay are for terminus-2 only"),
+    (["--agent", "nop", "--accepted", "--temperature", "0.7"], "--temperature and --max-turns are for terminus-2"),
+    (["--agent", "ablation", "--accepted", "--max-turns", "5"], "--temperature and --max-turns are for terminus-2"),
     (["--agent", "terminus-2", "--accepted", "--replay", "oracle", "--model", "m"], "--model cannot be given"),
     (["--resume", "rollout-x", "--agent", "oracle"], "--agent cannot be given with it"),
 ])
