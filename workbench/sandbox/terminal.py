@@ -113,12 +113,22 @@ read -r pid 2>/dev/null < "$D/ddpid" && while read -r k v; do [ "$k" = pos: ] &&
 [[ $s1 =~ ^[0-9]+$ ]] || { s1=$(stat -c %s "$D/rec") || s1=0; }
 printf 'WBTERM %s %s %s %s %s %s %s\n' "$idle" "$n" "$p" "$sent" "$t0" "$t1" "${s1:-0}"
 F='PANE #{history_size} #{cursor_x} #{cursor_y} #{pane_height} #{alternate_on} #{pane_dead}'
-rows=$(tmux -S "$S" display -p -t "$T" "$F #{==:#{pane_current_command},bash}" \; \
-  capture-pane -p -t "$T" -S "$FROM" -E "$UPTO"; printf x)
+for try in 1 2 3 4 5 6 7 8 9 10; do   # the first look (START=1) waits a little for PS1 to be drawn
+  rows=$(tmux -S "$S" display -p -t "$T" "$F #{==:#{pane_current_command},bash}" \; \
+    capture-pane -p -t "$T" -S "$FROM" -E "$UPTO"; printf x)
+  [ "$START" = 1 ] && [ "$idle" = 1 ] || break
+  read -r _ _ cx cy _ <<< "${rows:0:100}"; [ "$cx$cy" = 00 ] || break
+  read -r -t ''' + str(POLL_S) + r''' -u 9 _
+done
 LC_ALL=C; IFS= read -r facts <<< "${rows:0:200}"; k=$(( ${#rows} - ${#facts} - 2 )); [ "$k" -gt 0 ] || k=0
 rows=${rows:${#facts}+1:$k}
 [ "${#rows}" -le "$CAP" ] || rows=${rows: -$CAP}; printf '%s\n%s' "$facts" "$rows"
 '''
+
+
+def _prompt_drawn(pane: Pane) -> bool:
+    """Something shows on the screen (bash's first prompt): the cursor left the top-left corner."""
+    return pane.cursor_x > 0 or pane.cursor_y > 0
 
 
 class TerminalError(RuntimeError):
@@ -159,6 +169,7 @@ class Terminal:
     _sent_at: int | None = None       # the prompt count before keys not yet seen done
     _mark: Mark | None = None
     _look: _Look | None = None        # the last look, while no key was typed after it
+    _read_look: _Look | None = None   # the look the last read_new used, until keys or a look follow
     _started: float = 0.0
     _samples: list[tuple[float, int]] = field(default_factory=list)
     _recording: str | None = None
@@ -175,8 +186,13 @@ class Terminal:
         term = cls(box, width, height, name, use_channel=channel)
         term._started = time.time()
         term._sent_at = 0
-        term._exec(_FIRST_PROMPT_S)     # until bash shows its first prompt
-        term._look = None
+        look = term._exec(_FIRST_PROMPT_S)     # until bash shows its first prompt
+        # The agent's first read_new takes this look (no second round trip for the same fresh
+        # screen) when the prompt is on it: the wait ends at PROMPT_COMMAND, which bash runs
+        # just before it draws PS1, so the script recaptures a blank screen for up to ~0.2 s
+        # (an image whose PS1 is empty keeps it blank: that look is not kept).
+        if not _prompt_drawn(look.pane):
+            term._look = None
         if term.use_channel:
             threading.Thread(target=term._watch_disk, daemon=True, name="terminal-disk").start()
         return term
@@ -205,7 +221,7 @@ class Terminal:
             self._pending_bytes += sum(len(a.encode()) + 1 for a in call)
             if self._pending_bytes > PENDING_KEYS_BYTES:     # an argv has limits: type what we have
                 self._exec(0.0)
-        self._look = None
+        self._look = self._read_look = None
 
     def wait(self, seconds: float) -> bool:
         waiting = bool(self._pending) or self._sent_at is not None
@@ -217,6 +233,7 @@ class Terminal:
     def read_new(self) -> str:
         look = self._look or self._exec(0.0)
         self._look = None
+        self._read_look = look
         pane = look.pane
         found = locate(pane, self._mark)
         self.last_read_kind = found.kind
@@ -231,7 +248,10 @@ class Terminal:
         return text
 
     def screen(self) -> str:
-        look = self._exec(0.0)
+        """Right after a read with nothing typed since, the pane that read captured (terminus-2
+        asks for the screen when a read found nothing new: the same instant, one round trip less)."""
+        look = self._read_look or self._exec(0.0)
+        self._read_look = None
         return look.pane.screen()
 
     def recording(self) -> str:
@@ -279,6 +299,7 @@ class Terminal:
         args = [self._dir, self.name, str(int(wait_s * 1000)), str(int(self._sent_at is not None)),
                 str((self._sent_at or 0) + 1), str(first), str(last), str(CAPTURE_BYTES), str(self._start),
                 f"{self.width} {self.height}", self._rc(), *calls]
+        self._read_look = None
         out = self._look_script(args, wait_s + _EXEC_SLACK_S)
         head, _, body = out.partition("\n")
         info, _, body = body.partition("\n")

@@ -70,6 +70,24 @@ def test_a_turn_is_one_round_trip_and_returns_when_the_command_is_done(engine, c
             assert term.stats.execs == 1
 
 
+def test_the_first_read_and_a_screen_right_after_a_read_reuse_the_look_they_follow(engine):
+    with engine.container(base_image_name(), Limits()) as box:
+        term = Terminal.open(box)
+        calls = term.stats.calls
+        first = term.read_new()                    # open's own look, the prompt drawn on it
+        assert first.rstrip().endswith("/app#") and term.stats.calls == calls
+        assert term.screen() == first.rstrip("\n") and term.stats.calls == calls
+        assert term.screen().endswith("/app#") and term.stats.calls == calls + 1   # a second one looks
+        term.send_keys("echo typed\n")
+        assert term.wait(10)
+        term.read_new()
+        calls = term.stats.calls
+        term.send_keys("echo more\n")             # keys typed after the read: the screen is looked at anew
+        term.screen()
+        assert term.stats.calls == calls + 1
+        term.close()
+
+
 def test_a_killed_channel_or_a_revoked_box_falls_back_to_one_exec_per_look(engine):
     import threading
     with engine.container(base_image_name(), Limits()) as box:
