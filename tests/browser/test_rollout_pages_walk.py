@@ -21,6 +21,17 @@ pytestmark = pytest.mark.browser
 REASON = "test_count checks /app/count.txt, a file the instruction never names"
 
 
+def _open(chromium, url: str, ready: str):
+    """A fresh tab per page: going to another URL in the same tab aborts the old page's script
+    chunks still in flight (net::ERR_ABORTED), which load_page takes for a failed load."""
+    for old in chromium.contexts:     # new_page made each its own context
+        old.close()
+    page = chromium.new_page(viewport={"width": 1500, "height": 2000})
+    load_page(page, url, ready)
+    wait_idle(page)
+    return page
+
+
 def _no_exception(page) -> None:
     expect(page.locator('[data-testid="stException"]')).to_have_count(0)
 
@@ -29,10 +40,8 @@ def test_drill_into_the_failures_of_each_agent(graph_workspace, dashboard, chrom
     ws = graph_workspace
     fx = make_rollouts_fixture(ws)
     url = dashboard(ws)
-    page = chromium.new_page(viewport={"width": 1500, "height": 2000})
     for agent in ("nop", "oracle", "ablation", "terminus-2"):
-        load_page(page, url + "/failures", "Why rollouts fail")
-        wait_idle(page)
+        page = _open(chromium, url + "/failures", "Why rollouts fail")
         group = page.locator('[data-testid="stButtonGroup"]').filter(has_text=AGENT_LABELS["oracle"])
         group.get_by_role("button", name=AGENT_LABELS[agent], exact=True).click()
         wait_idle(page)
@@ -66,14 +75,10 @@ def test_a_withdrawn_task_leaves_the_accepted_set_and_undo_brings_it_back(graph_
                               model="judge-model", cost_usd=0.001, withdraw=True)
     name = task_store.tasks_frame(ws.db).set_index("task_id").loc[UNSOLVED_TASK, "name"]
     url = dashboard(ws)
-    page = chromium.new_page(viewport={"width": 1500, "height": 2000})
-
-    load_page(page, url + "/rollouts", "keeps going when you close this tab")
-    wait_idle(page)
+    page = _open(chromium, url + "/rollouts", "keeps going when you close this tab")
     expect(page.get_by_text(f"every accepted task ({n - 1})")).to_be_visible()
 
-    load_page(page, url + "/tasks", "Browse")
-    wait_idle(page)
+    page = _open(chromium, url + "/tasks", "Browse")
     box = page.locator('[data-testid="stSelectbox"]').filter(has=page.get_by_text("Task", exact=True))
     box.locator("input").click()
     option = page.get_by_role("option").filter(has_text=" · withdrawn · ")
@@ -91,7 +96,6 @@ def test_a_withdrawn_task_leaves_the_accepted_set_and_undo_brings_it_back(graph_
     _no_exception(page)
     assert UNSOLVED_TASK in set(task_store.accepted_tasks(ws.db)["task_id"])
 
-    load_page(page, url + "/rollouts", "keeps going when you close this tab")
-    wait_idle(page)
+    page = _open(chromium, url + "/rollouts", "keeps going when you close this tab")
     expect(page.get_by_text(f"every accepted task ({n})")).to_be_visible()
     _no_exception(page)
