@@ -80,6 +80,8 @@ def cmd_rollout(args) -> int:
         _print_report(ws, report)
     if report.status == "done":
         judge_after_batch(ws, report, args)
+    if report.status == "failed" or report.not_run:
+        return 1           # some rollouts could not run (their tasks' images did not build): said in the notes
     return 0 if report.status == "done" else EXIT_CANCELLED
 
 

@@ -343,6 +343,11 @@ class RolloutBatch:
             r.message = f"stopped: {self.halted}; {r.summary()}; {resume_hint(self.run_id)} once it answers"
         elif self.stop.is_set() and left > 0:
             r.status, r.message = "cancelled", f"cancelled: {r.summary()}; {resume_hint(self.run_id)}"
+        elif r.not_run and not r.stored:
+            # Nothing of the batch is in the store: not a result, whatever the counts say.
+            r.status = "failed"
+            r.message = (f"no rollout could run: {r.not_run} not run (see notes): fix the tasks and "
+                         f"{resume_hint(self.run_id)}")
         else:
             r.status, r.message = "done", r.summary()
             if r.not_run:

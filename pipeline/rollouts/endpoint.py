@@ -65,13 +65,13 @@ def open_endpoint(ws: Workspace, *, run_id: str, concurrency: int, model: str | 
     settings = workspace_settings(ws)
     server, note = None, None
     if replay is not None:
-        from pipeline.agents.terminus2.scripted import REPLAY_MODEL, scripted_terminus_rules, solutions_by_instruction
+        from pipeline.agents.terminus2.scripted import replay_model, scripted_terminus_rules, solutions_by_instruction
         from workbench.llm.replay_server import ReplayServer, Script
         solutions = solutions_by_instruction([t.bundle for t in targets])   # the model knows a task by its text
         server = ReplayServer(Script(rules=scripted_terminus_rules(solutions, behaviour=replay))).start()
         settings = settings.model_copy(update={"base_url": server.base_url, "api_key": SecretStr("replay"),
                                                "stored_key_endpoint": None})
-        model, note = REPLAY_MODEL, REPLAY_NOTE.format(behaviour=replay)
+        model, note = replay_model(replay), REPLAY_NOTE.format(behaviour=replay)
     model = model or settings.model
     # At least as many calls in flight as rollouts, so the client is never the bottleneck.
     settings = settings.model_copy(update={"model": model, "concurrency": max(settings.concurrency, concurrency)})

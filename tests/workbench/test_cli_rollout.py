@@ -2,11 +2,14 @@
 before anything is recorded; an oracle batch and a terminus-2 batch against the scripted
 replay model (a test double, said so) run in real Docker and print their summary."""
 import json
+import uuid
 
 import pytest
 
+from pipeline.agents.terminus2.scripted import replay_model
 from workbench.cli import main
 from workbench.store import rollouts as store
+from workbench.store import tasks as task_store
 from tests.pipeline.rollouts.demo_tasks import tasks_template, tasks_ws  # noqa: F401
 
 
@@ -84,6 +87,21 @@ def test_oracle_batch_prints_its_summary_and_json(tasks_ws, capsys):
 
 
 @pytest.mark.docker
+def test_a_batch_whose_task_images_cannot_build_fails_with_exit_1(tasks_ws, capsys):
+    """Nothing stored is no result: the run says failed, the exit code 1, and why per task."""
+    ws, ids = tasks_ws
+    frame = task_store.tasks_frame(ws.db).set_index("task_id")
+    dockerfile = ws.root / frame.loc[ids[0], "bundle_dir"] / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + f"\nRUN exit 3  # {uuid.uuid4().hex}\n")
+    code, out, err = _run(capsys, "--workspace", str(ws.root), "--agent", "nop", "--tasks", ids[0], "-k", "1",
+                          "--run-id", "cli-nobuild", "--no-progress")
+    assert code == 1, err + out
+    run = store.get_run(ws.db, "cli-nobuild")
+    assert run["status"] == "failed" and run["message"].startswith("no rollout could run: 1 not run")
+    assert ids[0] in (out + err) and store.finished_keys(ws.db) == set()
+
+
+@pytest.mark.docker
 def test_terminus2_against_the_scripted_replay_model_completes_k3(tasks_ws, capsys, monkeypatch):
     monkeypatch.delenv("WORKBENCH_LLM_BASE_URL", raising=False)    # no endpoint: the replay server is the model
     ws, ids = tasks_ws
@@ -93,7 +111,7 @@ def test_terminus2_against_the_scripted_replay_model_completes_k3(tasks_ws, caps
     assert "TEST DOUBLE" in err.replace("\n", " ")                   # said plainly, before and after
     assert "3 of 3 rollouts stored" in out.replace("\n", " ") and "pass@1 100%" in out.replace("\n", " ")
     frame = store.rollouts_frame(ws.db, "cli-t2")
-    assert len(frame) == 3 and frame.passed.all() and set(frame.model) == {"scripted-terminus"}
+    assert len(frame) == 3 and frame.passed.all() and set(frame.model) == {replay_model("oracle")}
     assert (frame.turns >= 2).all() and (frame.prompt_tokens > 0).all()
     with ws.db.read() as con:
         calls = con.execute("SELECT DISTINCT stage, item FROM llm_calls WHERE batch_id = 'cli-t2'").fetchall()

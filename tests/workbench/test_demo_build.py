@@ -14,6 +14,7 @@ from workbench.demo_build import DEMO_LLM_FAULTS, DEMO_TASKS, demo_todo, ensure_
 from workbench.demo_status import new_status, read_status, write_status
 from workbench.llm.settings import load_settings
 from pipeline.agents.protocol import AGENT_LABELS
+from pipeline.agents.terminus2.scripted import replay_model
 from workbench import demo_rollouts
 from workbench.store import repairs
 from workbench.store import rollouts as ro_store
@@ -142,9 +143,10 @@ def _the_demo_has_rollouts(ws, monkeypatch, detail: str) -> None:
     ablation = ro_store.test_outcomes(ws.db).query("agent == 'ablation'")
     assert (ablation["outcome"] == "failed").any() and (ablation["outcome"] == "passed").any()   # per-test data
     t2 = frame[frame["agent"] == "terminus-2"]
-    assert set(t2["model"]) == {"scripted-terminus"}
     solved = t2[t2["run_id"] == "demo-terminus2"]
     stuck = t2[t2["run_id"] == "demo-terminus2-stuck"]
+    # one model name per scripted behaviour: the pages keep the solving and the stuck test double apart
+    assert set(solved["model"]) == {replay_model("oracle")} and set(stuck["model"]) == {replay_model("never_completes")}
     assert len(solved) == demo_rollouts.N_TERMINUS_TASKS * demo_rollouts.K and solved["passed"].all()
     assert len(stuck) == demo_rollouts.K and set(stuck["failure_class"]) == {"never_completed"}
     [judged] = judgements.judgements(ws.db).itertuples()

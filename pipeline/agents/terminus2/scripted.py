@@ -31,6 +31,13 @@ from workbench.llm.replay_server import Rule
 
 REPLAY_MODEL = "scripted-terminus"
 BEHAVIOURS = ("oracle", "early_complete", "malformed", "never_completes", "floods")
+
+
+def replay_model(behaviour: str) -> str:
+    """The model name a replay run is stored under: one per behaviour, so pages never merge a
+    scripted model that solves with one that never completes, and it reads as no LLM."""
+    return f"{REPLAY_MODEL}:{behaviour} (test double)"
+
 MATCH = "solving command-line tasks"
 STEP_WAIT_S = 15.0            # asked per solution step; the terminal returns once the shell is idle
 _STEP_MARKER = re.compile(r"^# --- step \d+ .*---\s*$", re.M)

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from pipeline.agents.terminus2.scripted import replay_model
 from pipeline.rollouts.batch import run_rollouts
 from workbench.llm.caller import LLMCaller
 from workbench.llm.runtime import open_client
@@ -20,7 +21,7 @@ def test_a_spent_budget_stops_the_batch_and_resume_finishes(tasks_ws, engine, mo
     ws, ids = tasks_ws
     # The scripted model is free; priced here so that the first call spends the cap.
     (ws.root / "config.json").write_text(json.dumps({"llm": {"prices": {
-        "scripted-terminus": {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}}}}))
+        replay_model("oracle"): {"input_per_mtok": 1000.0, "output_per_mtok": 1000.0}}}}))
     first = run_rollouts(ws, agent="terminus-2", replay="oracle", task_ids=ids[:1], k=2, concurrency=1,
                          budget_usd=0.0001, engine=engine)
     assert first.status == "cancelled" and first.ran == 0, first.as_dict()
