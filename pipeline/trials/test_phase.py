@@ -43,8 +43,7 @@ def run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, watc
     timeout = cfg.verifier_timeout_sec * timeout_scale
     saved, strays = None, 0
     try:
-        strays = phase.stop_strays(box)
-        phase.prepare(box)
+        strays = phase.stop_strays_and_prepare(box)
         if watch:
             saved = phase.snapshot(box)
     except phase.PhaseError as exc:

@@ -81,15 +81,47 @@ def _tool(box, code: str, *args: str, timeout_s: float = 30.0):
 
 
 def pid_count(box) -> int | None:
-    """The container's pid count from outside (Box.process_count: its cgroup, else the daemon);
-    neither can be faked from inside."""
-    return box.process_count()
+    """The container's processes alive, from outside: its cgroup's task list (zombies left out:
+    a killed process is done once it is one, however long PID 1 takes to reap it; that wait was
+    up to a second per stop), else its pid count (Box.process_count: the cgroup, else the
+    daemon). None of them can be faked from inside."""
+    live = box.live_process_count()
+    return live if live is not None else box.process_count()
+
+
+# Steps 1 and 2 in one exec (a docker exec is 0.1-0.8 s on a loaded daemon): the killer, then
+# the wiping only when it left nothing running. The pid count is confirmed from outside right
+# after, before anything is copied in or run, so a survivor still fails the phase; one that
+# wrote after the wipe would have to be alive then, and every process left was a zombie
+# (wb_strays counts any other state as left).
+STOP_STRAYS_AND_PREPARE = """
+import contextlib, io, sys, wb_strays
+with contextlib.redirect_stdout(io.StringIO()) as said:
+    wb_strays.report()
+print(said.getvalue(), end='', flush=True)
+if ' LEFT 0 ' not in said.getvalue():
+    sys.exit(0)
+""" + PREPARE
 
 
 def stop_strays(box) -> int:
     """Kill every process the solution (or a test) left, and confirm the count from outside;
     returns how many were killed (a fork bomb's respawning children count each time)."""
-    out = _tool(box, STOP_STRAYS)
+    return _confirm_stopped(box, _tool(box, STOP_STRAYS))
+
+
+def stop_strays_and_prepare(box) -> int:
+    """stop_strays then prepare, as one exec; the same checks, the pid count confirmed from
+    outside before this returns."""
+    out = _tool(box, STOP_STRAYS_AND_PREPARE)
+    killed = _confirm_stopped(box, out)
+    if not out.rstrip().endswith("READY"):
+        raise PhaseError(f"the verifier folders could not be prepared: {out.strip()[-200:]!r}")
+    return killed
+
+
+def _confirm_stopped(box, out: str) -> int:
+    """The killer's answer checked, then the pid count from outside; how many were killed."""
     m = re.search(r"KILLED (\d+) LEFT (\d+) KEPT (\d+)", out)
     if not m:
         raise PhaseError(f"the stray killer answered {out.strip()[-200:]!r}")

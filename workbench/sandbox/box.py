@@ -250,9 +250,7 @@ class Box:
         cgroup file on this host is instant and always there; the daemon's stats call is the
         fallback for a remote engine (under load it now and then answers without pids_stats,
         which made a full pid table read as not full in a clean-clone CI run)."""
-        cid = self.container.id
-        for path in (f"/sys/fs/cgroup/pids/docker/{cid}/pids.current", f"/sys/fs/cgroup/docker/{cid}/pids.current",
-                     f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/pids.current"):
+        for path in self._cgroup_files("pids.current", "pids.current"):
             try:
                 with open(path) as fh:
                     return int(fh.read())
@@ -265,6 +263,25 @@ class Box:
             except Exception:
                 time.sleep(0.05 * (attempt + 1))
         return None
+
+    def live_process_count(self) -> int | None:
+        """Tasks alive in the container now, zombies left out, read from outside (the cgroup's
+        task list, which a task leaves as it exits; pids.current still counts it until its parent
+        reaps it, and our PID 1 reaps about once a second). None where there is no cgroup file
+        (a remote engine): process_count() is then all there is."""
+        for path in self._cgroup_files("tasks", "cgroup.threads"):
+            try:
+                with open(path) as fh:
+                    return sum(1 for line in fh if line.strip())
+            except OSError:
+                continue
+        return None
+
+    def _cgroup_files(self, v1: str, v2: str) -> tuple[str, ...]:
+        """The container's file of its pids cgroup, as cgroup v1 and v2 name it on this host."""
+        cid = self.container.id
+        return (f"/sys/fs/cgroup/pids/docker/{cid}/{v1}", f"/sys/fs/cgroup/docker/{cid}/{v2}",
+                f"/sys/fs/cgroup/system.slice/docker-{cid}.scope/{v2}")
 
     def pids_exhausted(self, samples: int = 1) -> bool:
         """Whether the pid table is (nearly) full. A fork bomb's children die and respawn, so

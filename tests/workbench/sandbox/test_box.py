@@ -61,3 +61,15 @@ def test_an_oom_kill_is_named_though_the_containers_sh_was_replaced(engine):
         box.run("python3 -c \"a = ' ' * (400 * 2**20)\"; true", 60)   # exits 0: nobody looks at the count
         box.settle_oom_count()                                          # … until the tests start
         assert not box.run("exit 3", 20).oom_killed
+
+
+def test_the_live_process_count_leaves_out_zombies_the_pid_count_still_holds(engine):
+    with engine.container(base_image_name(), Limits()) as box:
+        # sh forks `true`, then becomes `sleep`, which never reaps it: a zombie that stays.
+        assert box.run("setsid sh -c 'true & exec sleep 1000' >/dev/null 2>&1 < /dev/null & sleep 0.5; exit 0",
+                       30).exit_code == 0
+        deadline = time.monotonic() + 10
+        while box.process_count() != 3 and time.monotonic() < deadline:    # PID 1, sleep, the zombie
+            time.sleep(0.05)
+        assert box.process_count() == 3
+        assert box.live_process_count() == 2
