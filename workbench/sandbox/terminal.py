@@ -355,11 +355,14 @@ class Terminal:
             raise SessionStopped(f"the container's disk grew past its {self.box.limits.disk_mb} MB limit "
                                  "and the container was stopped")
         if self._channel is None and self.use_channel:
+            t = time.monotonic()
             try:
                 self._channel = Channel(self.box, _SCRIPT)
                 self.stats.execs += 1
             except ChannelBroken:
                 self.use_channel = False
+            finally:                  # starting the exec is the terminal's time, not the caller's
+                self.stats.exec_s += time.monotonic() - t
         if self._channel is not None and self.use_channel:
             t = time.monotonic()
             try:

@@ -94,14 +94,11 @@ class Terminus2Agent:
 
 
 def _recording_and_close(terminal: Terminal) -> str:
-    """The asciinema recording ("" when the container is gone), and the tmux server stopped."""
-    recording = ""
-    try:
-        recording = terminal.recording()
-    except SessionStopped:
-        pass
+    """The asciinema recording ("" when the container is gone), and the tmux server stopped.
+    close() reads the recording once and keeps it (reading it first as well cost a second
+    get_archive, 40-130 ms a rollout)."""
     try:
         terminal.close()
+        return terminal.recording()
     except SessionStopped:
-        pass
-    return recording
+        return ""

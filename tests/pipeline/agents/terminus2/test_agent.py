@@ -164,3 +164,23 @@ def test_the_agent_says_its_model_and_config_and_refuses_a_second_model_name():
                 make_agent("terminus-2", caller=caller, max_turns=0)
         finally:
             caller.close()
+
+
+@pytest.mark.docker
+def test_the_recording_is_read_from_the_container_once_as_the_terminal_closes(engine):
+    from pipeline.agents.terminus2.agent import _recording_and_close
+    from workbench.sandbox.engine import Limits
+    from workbench.sandbox.terminal import Terminal
+    with engine.container(base_image_name(), Limits()) as box:
+        term = Terminal.open(box)
+        term.send_keys("echo recorded\n")
+        term.wait(10)
+        reads, read_files = [], box.read_files
+
+        def counted(*args, **kwargs):          # a spy on our own Box (not Docker's client)
+            reads.append(args[0])
+            return read_files(*args, **kwargs)
+        box.read_files = counted
+        recording = _recording_and_close(term)
+        assert len(reads) == 1 and "recorded" in recording
+        assert box.run("pgrep -x tmux || echo none", 10).output == "none\n"
