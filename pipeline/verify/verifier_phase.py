@@ -3,9 +3,12 @@
 Once solve.sh (later an agent) is done, nothing it left may run on or write into the
 verifier's output. In this order, each step from the daemon side or on the read-only
 toolchain (workbench/sandbox/toolchain.py), never on the container's own binaries:
-1. stop every process but PID 1, then confirm the pid count from the daemon;
+1. stop every process but PID 1, then confirm from outside (the container's cgroup) that no
+   process but the kept ones is alive;
 2. empty /tests and /logs/verifier and neutralise /etc/ld.so.preload (as Harbor empties the
-   verifier folder: a planted reward.json or junit.xml must not be read);
+   verifier folder: a planted reward.json or junit.xml must not be read) — before the tests,
+   1 and 2 run as one exec (stop_strays_and_prepare), 2 only when 1 left nothing running, and
+   the outside check still comes before 3;
 3. copy the tests in and run tests/test.sh on the toolchain's bash with a clean environment;
 4. stop every process again (a test may have started the solution's code), then read the
    reward and the per-test outcomes.
