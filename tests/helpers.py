@@ -40,7 +40,7 @@ def sum_bundle(solve: str = "python3 -c \"print(sum(int(x) for x in open('/app/n
                *, numbers: str = "1\n2\n3\n", dockerfile_extra: str = "", agent_timeout: float = 30,
                verifier_timeout: float = 30, name: str = "workbench/sum-numbers", extra_files: dict | None = None):
     """A small, valid task bundle (sum of numbers) whose solution can be swapped for a hostile one."""
-    from pipeline.synth.layout import TEST_SH
+    from pipeline.synth.test_sh import TEST_SH
     from workbench.sandbox.base_image import base_image_name
     from workbench.sandbox.bundle import TaskBundle
     from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render

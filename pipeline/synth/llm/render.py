@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
-from pipeline.synth import layout
+from pipeline.synth import layout, test_sh
 from pipeline.synth.llm.models import EnvManifest, FileSpec, Instruction, Solution, TestsDraft
 from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render as render_toml
@@ -144,11 +144,11 @@ def file_bytes(spec: FileSpec, i: int = 0) -> bytes:
 
 # --- tests/test.sh ---------------------------------------------------------------------------
 
-_UNWEIGHTED_REWARD = layout.REWARD_LINE
+_UNWEIGHTED_REWARD = test_sh.REWARD_LINE
 # The weighted share of passing tests, from the JUnit XML pytest wrote (stdlib only; runs on the
 # verifier's own python, or the image's under Harbor). A weighted test absent from the XML (not
 # collected) earns nothing; a skipped one neither; parametrized cases share their test's weight;
-# pytest's own failure (exit code above 1, kept in $rc by layout.TEST_SH) gives 0.
+# pytest's own failure (exit code above 1, kept in $rc by test_sh.TEST_SH) gives 0.
 _WEIGHTED_REWARD = r'''"${PY[@]}" -I - "$rc" '%(weights)s' > /logs/verifier/reward.txt <<'PYEOF' || echo 0 > /logs/verifier/reward.txt
 import json, re, sys, xml.etree.ElementTree as ET
 rc, weights = int(sys.argv[1]), json.loads(sys.argv[2])
@@ -186,13 +186,13 @@ def _check_weights(tests: TestsDraft) -> dict[str, float]:
 
 
 def test_sh_for(tests: TestsDraft) -> str:
-    """Our runner: layout.TEST_SH, or with weights its variant that writes the weighted share."""
+    """Our runner: test_sh.TEST_SH, or with weights its variant that writes the weighted share."""
     weights = _check_weights(tests)
     if not weights:
         return layout.render_test_sh()
     base = layout.render_test_sh()
     if _UNWEIGHTED_REWARD not in base:   # layout's runner changed: the weighted variant must follow
-        raise AssertionError("layout.TEST_SH no longer ends with the reward line render.py replaces")
+        raise AssertionError("test_sh.TEST_SH no longer ends with the reward line render.py replaces")
     body = _WEIGHTED_REWARD % {"weights": json.dumps(weights, sort_keys=True)}
     return base.replace(_UNWEIGHTED_REWARD, body)
 

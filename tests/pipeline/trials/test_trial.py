@@ -190,7 +190,7 @@ def test_an_oom_kill_in_the_agents_part_is_not_the_tests(engine):
     """The kernel's OOM count is the container's: one the agent caused before the tests must
     not make failing tests read as test.sh running out of memory (test.sh exits with pytest's
     code here, as hand-written ones do: a non-zero exit is when the count is looked at)."""
-    from pipeline.synth.layout import TEST_SH
+    from pipeline.synth.test_sh import TEST_SH
     from workbench.sandbox.task_toml import TaskMetadata, TaskToml, render
     toml = render(TaskToml(name="workbench/oom", metadata=TaskMetadata(category="text-processing"), memory_mb=256,
                            agent_timeout_sec=60, verifier_timeout_sec=30))

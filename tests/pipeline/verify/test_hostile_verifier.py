@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from pipeline.synth.layout import TEST_SH
+from pipeline.synth.test_sh import TEST_SH
 from pipeline.verify.run import verify_bundle
 from tests.helpers import SUM_SENTENCE, sum_bundle
 from workbench.sandbox.engine import Engine

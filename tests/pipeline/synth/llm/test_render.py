@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.synth import layout
+from pipeline.synth import test_sh
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, synthesize_task
 from pipeline.synth.llm.models import EnvManifest, FileSpec, Instruction, Solution, TestsDraft
@@ -80,7 +80,7 @@ def test_bundle_has_the_harbor_layout_our_runner_and_llm_metadata():
     assert sorted(b.files) == ["environment/Dockerfile", "environment/app/bin/stamp", "environment/app/data/n.txt",
                                "environment/rootfs/etc/wb/greeting.conf", "instruction.md", "solution/solve.sh",
                                "task.toml", "tests/test.sh", "tests/test_outputs.py"]
-    assert b.text("tests/test.sh") == layout.TEST_SH          # no weights: the offline runner, byte for byte
+    assert b.text("tests/test.sh") == test_sh.TEST_SH          # no weights: the offline runner, byte for byte
     assert b.text("instruction.md").startswith("# Totals and greetings\n\nWork in /app.")
     assert b.text("solution/solve.sh").endswith("/app/out/stamp.txt\n")
     assert {"solution/solve.sh", "tests/test.sh", "environment/app/bin/stamp"} <= b.executables
@@ -131,9 +131,9 @@ def test_a_base64_file_is_written_as_its_bytes_and_bad_base64_is_refused():
 def test_weights_give_a_weighted_runner_and_bad_weights_are_refused():
     tests = TestsDraft(test_py=TESTS_PY, weights={"test_total": 2, "test_stamp": 0.5})
     sh = runner_sh(tests)
-    assert sh != layout.TEST_SH and "junit.xml" in sh and "exit 0" in sh
+    assert sh != test_sh.TEST_SH and "junit.xml" in sh and "exit 0" in sh
     assert weights_of_test_sh(sh) == {"test_total": 2.0, "test_stamp": 0.5}
-    assert weights_of_test_sh(layout.TEST_SH) == {}
+    assert weights_of_test_sh(test_sh.TEST_SH) == {}
     with pytest.raises(RenderError, match="weights name 'test_nothing', which tests/test_outputs.py does not define"):
         runner_sh(TestsDraft(test_py=TESTS_PY, weights={"test_nothing": 1}))
     with pytest.raises(RenderError, match="is not a test function name"):
