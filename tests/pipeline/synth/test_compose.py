@@ -12,7 +12,7 @@ import pytest
 from pipeline.synth import recipes as R
 from pipeline.synth.compose import PathStep, compose, plan_steps, synthesize_task
 from pipeline.synth.skill_fit import NoRecipeError, RepeatedFamilyError, SkillParts
-from pipeline.synth.layout import TEST_SH
+from pipeline.synth.test_sh import TEST_SH
 from pipeline.taxonomy import CATEGORIES
 from workbench.sandbox.task_toml import NAME_PATTERN, parse
 

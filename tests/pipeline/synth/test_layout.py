@@ -135,7 +135,7 @@ def _run_runner(engine, test_sh: str) -> dict[str, bytes]:
 def test_the_runner_writes_ctrf_with_the_same_outcomes_as_the_junit_xml(engine):
     import json
 
-    from pipeline.synth.layout import TEST_SH
+    from pipeline.synth.test_sh import TEST_SH
     from pipeline.synth.llm.models import TestsDraft
     from pipeline.synth.llm.render import test_sh_for
     from pipeline.verify.junit import parse_ctrf, parse_junit
