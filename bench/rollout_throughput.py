@@ -69,7 +69,6 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -84,6 +83,7 @@ from pipeline.export.harbor_runner import (  # noqa: E402
     harbor_env,
     read_trials,
     remove_new_dangling_images,
+    timing_seconds,
 )
 from verify_throughput import synthesized_bundles  # noqa: E402  (the same 10 tasks that bench uses)
 from workbench.sandbox.bundle import TaskBundle, write_bundle  # noqa: E402
@@ -227,13 +227,6 @@ class HarborRun:
     turns: float
 
 
-def _span(d: dict | None) -> float | None:
-    if not d or not d.get("started_at") or not d.get("finished_at"):
-        return None
-    f = datetime.fromisoformat
-    return (f(d["finished_at"].replace("Z", "+00:00")) - f(d["started_at"].replace("Z", "+00:00"))).total_seconds()
-
-
 def harbor_dataset(bundles: list[tuple[str, TaskBundle]], folder: Path) -> Path:
     """The same tasks as Harbor task folders (`harbor run -p` reads a folder of them)."""
     shutil.rmtree(folder, ignore_errors=True)
@@ -277,7 +270,7 @@ def run_harbor(dataset: Path, k: int, concurrency: int, jobs_dir: Path, base_url
     for t in trials:
         d = json.loads((t.trial_dir / "result.json").read_text())
         for key in ("environment_setup", "agent_setup", "agent_execution", "verifier"):
-            s = _span(d.get(key))
+            s = timing_seconds(d.get(key))
             if s is not None:
                 phases.setdefault(key, []).append(s)
         if t.seconds is not None:

@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pipeline.export.harbor_runner import timing_seconds
 from workbench.json_object import JSONObjectError, parse_json_object
 from workbench.sandbox.bundle import BundleError, check_relpath
 
@@ -183,14 +183,7 @@ def _get(doc: Any, *keys: str) -> Any:
 
 
 def _seconds(timing: Any) -> float:
-    if not isinstance(timing, dict):
-        return 0.0
-    try:
-        start = datetime.fromisoformat(str(timing["started_at"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(timing["finished_at"]).replace("Z", "+00:00"))
-    except (KeyError, TypeError, ValueError):
-        return 0.0
-    return max(0.0, (end - start).total_seconds())
+    return max(0.0, timing_seconds(timing) or 0.0)
 
 
 def _number(v: Any) -> float | None:

@@ -58,6 +58,7 @@ import subprocess
 import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Iterable, Literal, Sequence
 
@@ -278,7 +279,6 @@ def run_harbor(tasks_dir: Path, agent: Agent, n_concurrent: int, jobs_dir: Path,
 
 def read_trials(job_dir: Path) -> list[TrialOutcome]:
     """Every trial's result.json in a job folder."""
-    from datetime import datetime
     out = []
     for res in sorted(Path(job_dir).glob("*/result.json")):
         try:
@@ -298,12 +298,22 @@ def read_trials(job_dir: Path) -> list[TrialOutcome]:
         error = _cap(f"{exc.get('exception_type')}: {exc.get('exception_message')}") if exc else None
         if error is None and reward is None:
             error = "the verifier produced no reward"
-        seconds = None
-        if d.get("started_at") and d.get("finished_at"):
-            seconds = (datetime.fromisoformat(d["finished_at"].replace("Z", "+00:00"))
-                       - datetime.fromisoformat(d["started_at"].replace("Z", "+00:00"))).total_seconds()
-        out.append(TrialOutcome(task, agent, None if reward is None else float(reward), error, seconds, res.parent))
+        out.append(TrialOutcome(task, agent, None if reward is None else float(reward), error, timing_seconds(d),
+                                res.parent))
     return out
+
+
+def timing_seconds(timing) -> float | None:
+    """started_at → finished_at of a Harbor result.json timing (the trial's, or a phase's such as
+    `verifier`), in seconds; None when either is missing or unreadable."""
+    if not isinstance(timing, dict):
+        return None
+    try:
+        start = datetime.fromisoformat(str(timing["started_at"]).replace("Z", "+00:00"))
+        end = datetime.fromisoformat(str(timing["finished_at"]).replace("Z", "+00:00"))
+    except (KeyError, TypeError, ValueError):
+        return None
+    return (end - start).total_seconds()
 
 
 def _cap(text: str, limit: int = 4000) -> str:

@@ -122,3 +122,11 @@ def test_a_run_past_its_time_limit_is_stopped_and_cleaned_up(tmp_path, docker_sn
     assert rewards.job.timed_out
     assert dict(rewards) == {"sum-slow": None}
     assert "10 s limit" in rewards.errors["sum-slow"]
+
+
+def test_timing_seconds_reads_a_harbor_timing_and_refuses_what_is_not_one():
+    from pipeline.export.harbor_runner import timing_seconds
+    assert timing_seconds({"started_at": "2026-01-01T00:00:00Z", "finished_at": "2026-01-01T00:00:02.5Z"}) == 2.5
+    assert timing_seconds({"started_at": "2026-01-01T00:00:00Z"}) is None
+    assert timing_seconds({"started_at": "yesterday", "finished_at": "today"}) is None
+    assert timing_seconds(None) is None and timing_seconds("garbage") is None
