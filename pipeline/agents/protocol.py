@@ -18,12 +18,13 @@ if TYPE_CHECKING:
     from workbench.sandbox.box import Box
     from workbench.sandbox.bundle import TaskBundle
 
-AGENTS = ("nop", "oracle", "ablation", "terminus-2")
+AGENTS = ("nop", "oracle", "ablation", "noisy-oracle", "terminus-2")
 # Shown next to every figure that counts these agents: they are probes, not models.
 AGENT_LABELS = {
     "nop": "nop (does nothing; a baseline)",
     "oracle": "oracle (the task's own solution)",
     "ablation": "ablation (oracle with one solution step left out; a verifier probe, not a model)",
+    "noisy-oracle": "noisy-oracle (each solution step kept with probability p; simulated, not a model)",
     "terminus-2": "terminus-2 (LLM agent)",
 }
 

@@ -4,12 +4,21 @@ outcomes into the workspace (files under runs/, rows in DuckDB). Work already fi
 known by the item's content key and skipped before anything runs. Locally outcomes are
 handed over in memory; on Ray they travel back through the object store, so workers need no
 shared disk and never touch DuckDB.
+
+For the Ray executor `process` and every item must pickle (cloudpickle): plain data, no open
+connection, lock or event. A stage's worker context that holds an Engine or a stop Event
+drops them when pickled and makes its own on the worker (`Engine` pickles as "connect to
+this node's engine"). Items carry what a worker reads (a bundle's files, a path's steps):
+nothing is read from the driver's disk.
 """
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Protocol, Sequence
+
+
+EXECUTORS = ("local", "ray")   # `--executor`; local is the default and needs no Ray
 
 
 class WorkItem(Protocol):

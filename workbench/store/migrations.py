@@ -424,6 +424,43 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         ALTER TABLE tasks ADD COLUMN withdrawn BOOLEAN DEFAULT false;   -- the latest task_events row says withdrawn
         """,
     ),
+    (
+        9,
+        "difficulty evolution: evolve runs and the lineage of every variant",
+        """
+        CREATE TABLE evolve_runs (
+            run_id VARCHAR PRIMARY KEY,
+            rounds INTEGER NOT NULL,            -- asked for
+            rounds_done INTEGER NOT NULL,
+            agent VARCHAR NOT NULL,             -- whose pass rates drive the operators (e.g. noisy-oracle)
+            model VARCHAR,
+            k INTEGER NOT NULL,                 -- rollouts per variant
+            params JSON NOT NULL,               -- task selection, executor, p of noisy-oracle, ...
+            status VARCHAR NOT NULL,            -- pending | running | done | cancelled | failed
+            pid INTEGER,
+            message VARCHAR,
+            created_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP
+        );
+        -- One row per variant a round tried to make (made or not): its parent, the operator the
+        -- parent's pass rate chose, and what became of it.
+        CREATE TABLE task_lineage (
+            task_id VARCHAR PRIMARY KEY,        -- <parent>__d1 | __b1 | __e1 (pipeline/evolve/models.py)
+            parent_id VARCHAR NOT NULL,
+            root_id VARCHAR NOT NULL,
+            operator VARCHAR NOT NULL,          -- harder | context_switch | easier
+            round INTEGER NOT NULL,             -- 1-based round of its evolve run
+            run_id VARCHAR NOT NULL,            -- evolve_runs.run_id
+            parent_pass_rate DOUBLE NOT NULL,
+            parent_rollouts INTEGER NOT NULL,
+            provider VARCHAR NOT NULL,          -- offline | llm
+            change VARCHAR NOT NULL,            -- what the operator changed, in a line
+            status VARCHAR NOT NULL,            -- made | no_variant | failed
+            error VARCHAR,
+            created_at TIMESTAMP NOT NULL
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
