@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 OPERATORS = ("harder", "context_switch", "easier")
 LINEAGE_MARKS = {"harder": "d", "context_switch": "b", "easier": "e"}
@@ -88,3 +88,22 @@ class VariantDraft:
 class NoVariant(Exception):
     """The operator cannot make this kind of variant of this task (said why; the parent is
     recorded as not evolved by that operator, and nothing else is lost)."""
+
+
+@dataclass
+class ParentTask:
+    """A task a round evolves: its stored row, its bundle and the pass rate that chose the operator."""
+    task_id: str
+    bundle: Any                       # workbench.sandbox.bundle.TaskBundle (read from tasks/<id>/)
+    record: dict[str, Any]            # its `tasks` row: provider, recipes, skill_ids, scenario_ids, path_id, ...
+    pass_rate: float
+    rollouts: int                     # how many rollouts the rate is over
+
+
+class EvolveOperator(Protocol):
+    """One backend of the operators: `offline` (recipe tasks: the recipes' knobs, the graph's
+    bridges) or `llm` (LLM-built tasks: the constructor and its repair loop). `make` never
+    writes the workspace; it returns a draft or raises NoVariant with the reason."""
+    provider: str
+
+    def make(self, parent: ParentTask, operator: str, n: int) -> VariantDraft: ...
