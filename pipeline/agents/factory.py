@@ -7,9 +7,12 @@ from pipeline.agents.protocol import AGENTS, Agent
 
 
 def make_agent(name: str, *, model: str | None = None, temperature: float = 0.0, caller: Any = None,
-               max_turns: int | None = None) -> Agent:
+               max_turns: int | None = None, keep_p: float | None = None) -> Agent:
     """`caller`: the blocking LLM caller of the batch (pipeline.synth.llm.calls.LLMCaller) for
-    terminus-2; ignored by the scripted agents."""
+    terminus-2; ignored by the scripted agents. `keep_p`: noisy-oracle's chance of keeping each
+    solution step (None: its default); refused for any other agent, where it would be ignored."""
+    if keep_p is not None and name != "noisy-oracle":
+        raise ValueError(f"agent {name!r}: p (the chance each solution step is kept) is for noisy-oracle only")
     if name == "nop":
         from pipeline.agents.nop import NopAgent
         return NopAgent()
@@ -19,6 +22,9 @@ def make_agent(name: str, *, model: str | None = None, temperature: float = 0.0,
     if name == "ablation":
         from pipeline.agents.ablation import AblationAgent
         return AblationAgent()
+    if name == "noisy-oracle":
+        from pipeline.agents.noisy_oracle import DEFAULT_KEEP_P, NoisyOracleAgent
+        return NoisyOracleAgent(DEFAULT_KEEP_P if keep_p is None else keep_p)
     if name == "terminus-2":
         from pipeline.agents.terminus2.agent import Terminus2Agent
         if caller is None:

@@ -88,13 +88,19 @@ def pick_step(steps: list[SolutionStep], seed: int) -> SolutionStep:
 def without_step(solve_sh: str, step: SolutionStep) -> str:
     """`solve_sh` with the lines of `step` replaced by one comment saying so (line count kept
     small; what remains runs unchanged)."""
+    return without_steps(solve_sh, [step], by="the ablation probe")
+
+
+def without_steps(solve_sh: str, steps: list[SolutionStep], *, by: str) -> str:
+    """`solve_sh` with the lines of each of `steps` replaced by one comment naming `by` and the step."""
     lines = solve_sh.splitlines()
-    drop = {i for a, b in step.spans for i in range(a, b)}
+    starts = {a: step for step in steps for a, _ in step.spans}
+    drop = {i for step in steps for a, b in step.spans for i in range(a, b)}
     out: list[str] = []
     for i, line in enumerate(lines):
         if i in drop:
-            if any(i == a for a, _ in step.spans):
-                out.append(f"# (left out by the ablation probe: {step.label})")
+            if i in starts:
+                out.append(f"# (left out by {by}: {starts[i].label})")
             continue
         out.append(line)
     return "\n".join(out) + "\n"
