@@ -111,9 +111,11 @@ def _plan(path: PathContext, task, instruction: M.Instruction, manifest: M.EnvMa
     return M.Plan(goal=goal, subgoals=subgoals, initial_files=[f.path for f in manifest.files][:40])
 
 
-def scripted_task(path: PathContext, *, seed: int = 0, base_image: str = "base") -> ScriptedTask:
-    """The correct artifacts of a path, from its offline task (raises when the recipes cannot make one)."""
-    task = synthesize_task(path.path_steps, seed, base_image, path_id=path.path_id)
+def scripted_task(path: PathContext, *, seed: int = 0, base_image: str = "base",
+                  force: list[str] | None = None) -> ScriptedTask:
+    """The correct artifacts of a path, from its offline task (raises when the recipes cannot make one).
+    `force`: the family per step (the scripted evolution's context switch swaps one)."""
+    task = synthesize_task(path.path_steps, seed, base_image, path_id=path.path_id, force=force)
     manifest, instruction, solution, tests = artifacts_from_bundle(task.bundle)
     if not any(f.path.startswith(INPUT_DIR + "/") for f in manifest.files):
         # The offline layout's note "leave the files under /app/input unchanged" is said of every
