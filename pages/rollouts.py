@@ -1,5 +1,7 @@
 """Rollouts: launch a batch (an agent k times on each task, each rollout in a fresh container)
 and follow it live; the batches list; cancel."""
+from dataclasses import replace
+
 import streamlit as st
 
 from analysis import rollout_runs as rv
@@ -8,6 +10,7 @@ from pages.shared import workspace
 from pipeline.agents.protocol import AGENT_LABELS, AGENTS
 from pipeline.rollouts import jobs
 from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K
+from workbench.executors.protocol import EXECUTORS
 from workbench.llm.settings import load_settings
 from workbench.store import rollouts as ro_store
 from workbench.store import tasks as task_store
@@ -59,6 +62,16 @@ else:
         temperature = c3.number_input("Temperature", min_value=0.0, max_value=2.0, value=0.0, step=0.1,
                                       format="%.2f", key="ro_temperature", disabled=not llm,
                                       help="terminus-2 only; above 0 each sample is a fresh draw (no response cache)")
+        keep_p = None
+        if agent == "noisy-oracle":
+            keep_p = st.number_input("p (probability of keeping each solution step)", min_value=0.0, max_value=1.0,
+                                     value=0.8, step=0.05, format="%.2f", key="ro_p")
+        e1, e2 = st.columns([1, 2])
+        executor = e1.radio("Executor", EXECUTORS, horizontal=True, key="ro_executor",
+                            help="local: threads on this machine; ray: Ray tasks on the cluster's nodes that have "
+                                 "the `docker` resource (terminus-2 runs locally only)")
+        ray_address = e2.text_input("Ray address (ray only)", value="", key="ro_ray_address",
+                                    placeholder="auto, ray://host:port or host:port; empty: a local cluster")
         model = replay = None
         if llm:
             if not online:
@@ -76,9 +89,11 @@ else:
         if scope == "selection" and not picked:
             st.error("Pick at least one task for 'a selection', or choose every accepted task.")
         else:
-            params = rv.form_params(agent=agent, task_ids=picked if scope == "selection" else (), k=k,
-                                    concurrency=concurrency, temperature=temperature, model=model, replay=replay,
-                                    online=online)
+            params = replace(rv.form_params(agent=agent, task_ids=picked if scope == "selection" else (), k=k,
+                                            concurrency=concurrency, temperature=temperature, model=model,
+                                            replay=replay, online=online),
+                             keep_p=keep_p, executor=executor,
+                             ray_address=(ray_address.strip() or None) if executor == "ray" else None)
             try:
                 run_id = jobs.launch(ws, params)
             except (ValueError, OSError) as exc:

@@ -25,7 +25,8 @@ def cmd_rollout(args) -> int:
         _check_combination(args)
         if not args.resume:
             check_args(agent=args.agent, k=args.k, concurrency=args.concurrency, temperature=args.temperature,
-                       budget_usd=args.budget_usd, max_turns=args.max_turns, replay=args.replay, model=args.model)
+                       budget_usd=args.budget_usd, max_turns=args.max_turns, replay=args.replay, model=args.model,
+                       keep_p=args.p, executor=args.executor or "local", ray_address=args.ray_address)
     except ValueError as exc:
         err.print(f"[red]{exc}[/red]", soft_wrap=True)
         return EXIT_BAD_ARGS
@@ -62,7 +63,7 @@ def cmd_rollout(args) -> int:
                 k=args.k, model=args.model, temperature=args.temperature, concurrency=args.concurrency,
                 run_id=args.resume or args.run_id, resume=bool(args.resume), budget_usd=args.budget_usd,
                 max_turns=args.max_turns, replay=args.replay, progress=tick, stop=stop, engine=engine,
-                allow_network=args.allow_network)
+                allow_network=args.allow_network, keep_p=args.p, executor=args.executor, ray_address=args.ray_address)
     except (SelectionError, ValueError) as exc:
         return _refused(ws, args, exc, EXIT_BAD_ARGS)
     except SandboxError as exc:
@@ -101,13 +102,14 @@ def _preflight(ws: Workspace, args) -> None:
 def _check_combination(args) -> None:
     if args.resume:
         given = [f for f, v in (("--tasks", args.tasks), ("--accepted", args.accepted), ("--agent", args.agent),
-                                ("--model", args.model), ("--replay", args.replay), ("--run-id", args.run_id))
+                                ("--model", args.model), ("--replay", args.replay), ("--run-id", args.run_id),
+                                ("--p", args.p is not None))
                  if v]
         if given:
             raise ValueError(f"--resume continues a run as it was started: {', '.join(given)} cannot be given with it")
         return
     if not args.agent:
-        raise ValueError("say which agent: --agent nop|oracle|ablation|terminus-2")
+        raise ValueError("say which agent: --agent nop|oracle|ablation|noisy-oracle|terminus-2")
     if not (args.tasks or args.accepted):
         raise ValueError("say which tasks: --tasks ID… or --accepted")
     if args.tasks and args.accepted:
@@ -165,12 +167,16 @@ def judge_after_batch(ws: Workspace, report, args) -> None:
 def add_commands(sub, common: argparse.ArgumentParser) -> None:
     from pipeline.agents.protocol import AGENTS
     from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K
+    from workbench.executors.protocol import EXECUTORS
     s = sub.add_parser("rollout", parents=[common], help="run an agent on tasks in the sandbox, k samples each")
     s.add_argument("--tasks", nargs="+", metavar="ID", default=None, help="the task ids to run on")
     s.add_argument("--accepted", action="store_true", help="run on every accepted task (withdrawn ones left out)")
     s.add_argument("--agent", choices=AGENTS, default=None,
                    help="nop (baseline), oracle (the task's solution), ablation (oracle with one solution step left "
-                        "out: a verifier probe, not a model), terminus-2 (LLM agent)")
+                        "out: a verifier probe, not a model), noisy-oracle (each solution step kept with probability "
+                        "--p: simulated, not a model), terminus-2 (LLM agent)")
+    s.add_argument("--p", type=float, default=None, metavar="P",
+                   help="noisy-oracle: the probability of keeping each solution step (default: the agent's own)")
     s.add_argument("--model", default=None, help="terminus-2: the model (default: the workspace's LLM setting)")
     s.add_argument("-k", type=int, default=DEFAULT_K, help=f"rollouts per task (default {DEFAULT_K})")
     s.add_argument("--concurrency", type=int, default=None,
@@ -184,6 +190,12 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--budget-usd", type=_dollars, default=None,
                    help="terminus-2: stop starting rollouts once this many dollars are spent (the run ends "
                         "cancelled; --resume finishes it)")
+    s.add_argument("--executor", choices=EXECUTORS, default=None,
+                   help="where rollouts run: local (threads here; the default) or ray (Ray tasks on the nodes with "
+                        "the `docker` resource); on --resume the run's own unless given")
+    s.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="--executor ray: the cluster (auto, ray://host:port or host:port; empty: start or attach a "
+                        "local one)")
     s.add_argument("--resume", default=None, metavar="RUN_ID", help="continue a run: stored rollouts are skipped")
     s.add_argument("--run-id", default=None, help="the id to give the new run")
     s.add_argument("--allow-network", action="store_true",

@@ -1,7 +1,9 @@
 """`workbench rollout`: tasks × k samples of one agent, each a trial in a fresh container.
 
 The executor contract (DESIGN §9): items are run by the pure worker (pipeline/rollouts/worker)
-on a LocalExecutor; only this driver writes — each rollout's folder under
+on the local executor (threads) or on Ray (`executor="ray"`: each item a Ray task on a node with
+the `docker` resource, carrying its task's files; the worker builds the task image where its
+node lacks it); only this driver writes — each rollout's folder under
 runs/<run_id>/rollouts/<rollout_id>/ and its rows — one rollout at a time as they arrive.
 A rollout's id is its content key, so a resumed batch (or another batch with the same agent
 config on the same task content) skips what is stored. A worker that raises is stored as a
@@ -11,6 +13,7 @@ short by the stop proves nothing and is not stored (resume does it again).
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -20,16 +23,17 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from pipeline.agents.factory import make_agent
 from pipeline.agents.protocol import AGENTS
 from pipeline.rollouts.commit import commit_outcome
 from pipeline.rollouts.endpoint import AgentEndpoint, check_endpoint, open_endpoint
-from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K, RolloutItem, RolloutOutcome
+from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K, AgentSpec, RolloutItem, RolloutOutcome
 from pipeline.rollouts.report import RolloutReport
 from pipeline.rollouts.selection import TaskTarget, make_items, select_tasks
 from pipeline.rollouts.worker import WorkerContext, crashed_outcome, run_rollout
 from workbench.config import workspace_allows_network
+from workbench.executors.factory import make_executor
 from workbench.executors.local import LocalExecutor
+from workbench.executors.protocol import EXECUTORS, Executor
 from workbench.llm.budget import BudgetExceeded
 from workbench.llm.client import LLMCallError
 from workbench.sandbox.base_image import base_image_name
@@ -62,14 +66,37 @@ class BatchSpec:
     temperature: float
     max_turns: int | None
     replay: str | None
+    keep_p: float | None = None     # noisy-oracle's p
 
     def params(self, **extra) -> dict:
         return {"task_ids": list(self.task_ids), "k": self.k, "model": self.model, "temperature": self.temperature,
-                "max_turns": self.max_turns, "replay": self.replay, **extra}
+                "max_turns": self.max_turns, "replay": self.replay, "keep_p": self.keep_p, **extra}
+
+
+@dataclass(frozen=True)
+class ExecutorChoice:
+    """Where a batch's rollouts run: kept in the run's params too, so a resume runs them there
+    again (unless told otherwise). It does not change the work: the same keys either way."""
+    kind: str = "local"             # one of EXECUTORS
+    ray_address: str | None = None  # ray: `auto`, `ray://host:port`, `host:port`; None starts/attaches a local one
+
+
+TERMINUS_ON_RAY = ("--agent terminus-2 cannot run with --executor ray yet: its LLM client, budget and call log "
+                   "live in the driver; run it with --executor local (scripted agents run on Ray)")
+
+
+def check_executor(agent: str, executor: str, ray_address: str | None) -> None:
+    if executor not in EXECUTORS:
+        raise ValueError(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
+    if ray_address and executor != "ray":
+        raise ValueError(f"--ray-address {ray_address!r} is only for --executor ray")
+    if executor == "ray" and agent == "terminus-2":
+        raise ValueError(TERMINUS_ON_RAY)
 
 
 def check_args(*, agent: str, k: int, concurrency: int | None, temperature: float, budget_usd: float | None,
-               max_turns: int | None, replay: str | None, model: str | None) -> None:
+               max_turns: int | None, replay: str | None, model: str | None, keep_p: float | None = None,
+               executor: str = "local", ray_address: str | None = None) -> None:
     """Bad arguments are refused, saying which and why, before anything is recorded."""
     if agent not in AGENTS:
         raise ValueError(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
@@ -89,6 +116,11 @@ def check_args(*, agent: str, k: int, concurrency: int | None, temperature: floa
         raise ValueError(f"agent {agent!r} is scripted: --temperature and --max-turns are for terminus-2 only")
     if replay is not None and model is not None:
         raise ValueError("--replay plays the scripted test model; --model cannot be given with it")
+    if keep_p is not None and agent != "noisy-oracle":
+        raise ValueError(f"--p is noisy-oracle's probability of keeping a solution step; agent {agent!r} takes none")
+    if keep_p is not None and not 0.0 <= keep_p <= 1.0:
+        raise ValueError(f"--p must be between 0 and 1, got {keep_p}")
+    check_executor(agent, executor, ray_address)
 
 
 def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str] | None = None, k: int = DEFAULT_K,
@@ -96,27 +128,39 @@ def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str
                  run_id: str | None = None, resume: bool = False, budget_usd: float | None = None,
                  max_turns: int | None = None, replay: str | None = None, progress: Progress | None = None,
                  stop: threading.Event | None = None, engine: Engine | None = None, caller=None,
-                 allow_network: bool = False, stop_grace_s: float = STOP_GRACE_S) -> RolloutReport:
+                 allow_network: bool = False, stop_grace_s: float = STOP_GRACE_S, keep_p: float | None = None,
+                 executor: str | Executor | None = None, ray_address: str | None = None) -> RolloutReport:
     """Run (or `resume` the run `run_id`) and return its report. `task_ids` None: the accepted set.
+    `executor`: "local" (the default) or "ray" (with `ray_address`), or an Executor object (tests,
+    benchmarks); None on a resume: where the run ran before.
     `caller`: an open LLM caller for terminus-2 (else one is opened from the workspace's LLM
     settings, or against the scripted model when `replay` names a behaviour). Raises ValueError
     (bad arguments, unknown tasks, no endpoint) before anything is recorded, SandboxError when
     Docker or the base image is missing."""
     stop = stop or threading.Event()
+    kind = _kind_of(executor)
     if resume:
-        spec, concurrency = _resumed_spec(ws, run_id, concurrency)
+        spec, concurrency, where = _resumed_spec(ws, run_id, concurrency)
+        if kind is not None or ray_address:
+            where = ExecutorChoice(kind or where.kind, ray_address)
+        check_executor(spec.agent, where.kind, where.ray_address)
         run_id = str(run_id)
         targets = select_tasks(ws, list(spec.task_ids))
     else:
+        where = ExecutorChoice(kind or "local", ray_address)
         check_args(agent=agent, k=k, concurrency=concurrency, temperature=temperature, budget_usd=budget_usd,
-                   max_turns=max_turns, replay=replay, model=model)
+                   max_turns=max_turns, replay=replay, model=model, keep_p=keep_p, executor=where.kind,
+                   ray_address=where.ray_address)
         if agent == "terminus-2" and caller is None:
             check_endpoint(ws, replay)
         targets = select_tasks(ws, task_ids)
-        spec = BatchSpec(agent, tuple(t.task_id for t in targets), k, model, float(temperature), max_turns, replay)
+        spec = BatchSpec(agent, tuple(t.task_id for t in targets), k, model, float(temperature), max_turns, replay,
+                         keep_p)
         concurrency = concurrency or DEFAULT_CONCURRENCY
         run_id = run_id or new_run_id()
         _check_new_run_id(ws, run_id)
+    runner = executor if kind is not None and not isinstance(executor, str) else \
+        make_executor(where.kind, concurrency=concurrency, ray_address=where.ray_address)
     engine = engine or Engine()
     endpoint: AgentEndpoint | None = None
     if spec.agent == "terminus-2" and caller is None:
@@ -125,24 +169,26 @@ def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str
         caller = endpoint.caller
     model_used = endpoint.model if endpoint else (spec.model if spec.agent == "terminus-2" else None)
     try:
-        def new_agent(_item: RolloutItem | None = None):
-            return make_agent(spec.agent, model=model_used, temperature=spec.temperature, caller=caller,
-                              max_turns=spec.max_turns)
-        probe = new_agent()
+        agent_spec = AgentSpec(spec.agent, model=model_used, temperature=spec.temperature, max_turns=spec.max_turns,
+                               keep_p=spec.keep_p)
+        probe = agent_spec.make(caller=caller)
         # every behaviour of the scripted model goes by one model name: the key tells them apart
         agent_key = probe.config_key() + (f":replay={spec.replay}" if spec.replay else "")
         items = make_items(targets, agent=spec.agent, agent_key=agent_key, model=model_used, k=spec.k,
-                           temperature=spec.temperature)
+                           temperature=spec.temperature, carry_bundles=where.kind != "local")
         if not resume:
             store.create_run(ws.db, run_id, agent=spec.agent, model=model_used, k=spec.k, concurrency=concurrency,
-                             n_tasks=len(targets), params=spec.params(budget_usd=budget_usd))
+                             n_tasks=len(targets), params=spec.params(budget_usd=budget_usd, executor=where.kind,
+                                                                      ray_address=where.ray_address))
         store.set_run_status(ws.db, run_id, "running", pid=os.getpid())
         batch = RolloutBatch(ws, run_id, spec, engine, stop, progress, concurrency=concurrency,
                              stop_grace_s=stop_grace_s, allow_network=allow_network or workspace_allows_network(ws.root))
         batch.report.model = model_used
         if endpoint is not None and endpoint.note:
             batch.report.notes.append(endpoint.note)
-        report = batch.run(targets, items, new_agent)
+        report = batch.run(targets, items, runner, WorkerContext(
+            root=ws.root, agent=agent_spec, run_id=run_id, engine=engine, caller=caller, stop=stop,
+            allow_network=batch.allow_network))
     except BaseException as exc:
         engine.kill_all()
         if store.get_run(ws.db, run_id) is not None:
@@ -157,6 +203,14 @@ def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str
     report.cost_usd = endpoint.cost_usd if endpoint is not None else _caller_cost(caller)
     store.set_run_status(ws.db, run_id, report.status, report.message)
     return report
+
+
+def _kind_of(executor: str | Executor | None) -> str | None:
+    """An executor object's kind: the local one, or any other (Ray, or a stand-in for it) whose
+    workers have no shared disk and no driver-side LLM caller."""
+    if executor is None or isinstance(executor, str):
+        return executor
+    return "local" if isinstance(executor, LocalExecutor) else "ray"
 
 
 def _check_new_run_id(ws: Workspace, run_id: str) -> None:
@@ -176,7 +230,8 @@ def _caller_cost(caller) -> float:
         return 0.0
 
 
-def _resumed_spec(ws: Workspace, run_id: str | None, concurrency: int | None) -> tuple[BatchSpec, int]:
+def _resumed_spec(ws: Workspace, run_id: str | None,
+                  concurrency: int | None) -> tuple[BatchSpec, int, ExecutorChoice]:
     if not run_id:
         raise ValueError("--resume needs the run id (`workbench rollout --resume RUN_ID`; the Rollouts page lists them)")
     run = store.get_run(ws.db, run_id)
@@ -190,10 +245,12 @@ def _resumed_spec(ws: Workspace, run_id: str | None, concurrency: int | None) ->
     if "k" not in p:   # a launcher's reserved row whose process never got as far as planning the batch
         raise ValueError(f"run {run_id} never started (its log under runs/{run_id}/ says why); launch it again")
     spec = BatchSpec(run["agent"], tuple(p["task_ids"]), int(run["k"]), p.get("model"), float(p.get("temperature", 0)),
-                     p.get("max_turns"), p.get("replay"))
+                     p.get("max_turns"), p.get("replay"), p.get("keep_p"))
     if concurrency is not None and concurrency < 1:
         raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
-    return spec, concurrency or int(run["concurrency"])
+    # runs from before executors were recorded ran locally
+    where = ExecutorChoice(p.get("executor") or "local", p.get("ray_address"))
+    return spec, concurrency or int(run["concurrency"]), where
 
 
 class RolloutBatch:
@@ -298,8 +355,8 @@ class RolloutBatch:
                 return
 
     # ------------------------------------------------------------ the run
-    def run(self, targets: Sequence[TaskTarget], items: list[RolloutItem],
-            new_agent: Callable[[RolloutItem], object]) -> RolloutReport:
+    def run(self, targets: Sequence[TaskTarget], items: list[RolloutItem], executor: Executor,
+            wc: WorkerContext) -> RolloutReport:
         t0 = time.monotonic()
         r = self.report
         r.total = len(items)
@@ -316,19 +373,22 @@ class RolloutBatch:
             r.not_run += n
             r.notes.append(f"task {task_id}: {n} rollout(s) not run, {why}")
         self._tick()
-        wc = WorkerContext(root=self.ws.root, engine=self.engine, new_agent=new_agent, run_id=self.run_id,
-                           stop=self.stop, allow_network=self.allow_network)
         finished = threading.Event()
         watcher = threading.Thread(target=self._watch_stop, args=(finished,), name="rollout-stop", daemon=True)
         watcher.start()
         try:
-            LocalExecutor(self.concurrency).run(runnable, lambda it: run_rollout(it, wc), finished=done,
-                                                commit=self._commit, on_error=self._on_error, stop=self.stop)
+            # a partial, not a closure: on Ray it is pickled once, with the context's plain data only
+            executor.run(runnable, functools.partial(run_rollout, wc=wc), finished=done,
+                         commit=self._commit, on_error=self._on_error, stop=self.stop)
         finally:
             finished.set()
             watcher.join(5)
             if self.stop.is_set():
                 self.engine.kill_all()     # nothing of the batch may outlive it
+            if not isinstance(executor, LocalExecutor):
+                # A Ray worker that died mid-rollout (its node killed) left its container to the
+                # keeper; on this host the sweep removes it now rather than at the next batch.
+                self.engine.sweep_stale()
         r.seconds = time.monotonic() - t0
         self._finish()
         return r

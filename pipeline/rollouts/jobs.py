@@ -30,6 +30,9 @@ class RolloutParams:
     concurrency: int = DEFAULT_CONCURRENCY
     replay: str | None = None
     budget_usd: float | None = None
+    keep_p: float | None = None          # noisy-oracle's p
+    executor: str = "local"              # workbench.executors.protocol.EXECUTORS
+    ray_address: str | None = None
 
     def cli_args(self, ws: Workspace, run_id: str) -> list[str]:
         args = ["rollout", "--workspace", str(ws.root), "--agent", self.agent]
@@ -43,6 +46,11 @@ class RolloutParams:
             args += ["--replay", self.replay]
         if self.budget_usd is not None:
             args += ["--budget-usd", repr(float(self.budget_usd))]
+        if self.keep_p is not None:
+            args += ["--p", repr(float(self.keep_p))]
+        args += ["--executor", self.executor]
+        if self.ray_address:
+            args += ["--ray-address", self.ray_address]
         return args
 
 
@@ -50,7 +58,8 @@ def launch(ws: Workspace, params: RolloutParams) -> str:
     """Start a batch in the background and return its run id at once. Bad parameters raise
     ValueError here, before anything is started."""
     check_args(agent=params.agent, k=params.k, concurrency=params.concurrency, temperature=params.temperature,
-               budget_usd=params.budget_usd, max_turns=None, replay=params.replay, model=params.model)
+               budget_usd=params.budget_usd, max_turns=None, replay=params.replay, model=params.model,
+               keep_p=params.keep_p, executor=params.executor, ray_address=params.ray_address)
     run_id = new_run_id()
     # The row exists before the process does, so the page lists the run at once; the batch
     # fills in its tasks and counts when it starts.

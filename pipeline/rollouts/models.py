@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.agents.protocol import Agent
+    from workbench.sandbox.bundle import TaskBundle
 
 ROLLOUT_SOURCES = ("workbench", "harbor")   # run here, or imported from a Harbor job folder
 DEFAULT_K = 3                 # rollouts per task
@@ -17,6 +21,23 @@ def rollout_key(bundle_hash: str, agent_key: str, sample: int) -> str:
 
 
 @dataclass(frozen=True)
+class AgentSpec:
+    """How to make a batch's agent, as plain data: a Ray worker rebuilds the agent from it (an
+    agent object, or terminus-2's LLM caller, does not travel)."""
+    name: str                       # one of pipeline.agents.protocol.AGENTS
+    model: str | None = None
+    temperature: float = 0.0
+    max_turns: int | None = None
+    keep_p: float | None = None     # noisy-oracle: each solution step kept with probability p
+
+    def make(self, caller: Any = None) -> Agent:
+        from pipeline.agents.factory import make_agent
+        extra = {"keep_p": self.keep_p} if self.keep_p is not None else {}
+        return make_agent(self.name, model=self.model, temperature=self.temperature, caller=caller,
+                          max_turns=self.max_turns, **extra)
+
+
+@dataclass(frozen=True)
 class RolloutItem:
     task_id: str
     bundle_dir: str          # relative to the workspace
@@ -27,6 +48,9 @@ class RolloutItem:
     model: str | None
     sample: int              # 0..k-1; also the ablation's seed
     temperature: float = 0.0
+    # The task's files, when the item travels to a worker with no shared disk (Ray); None: the
+    # worker reads them from the workspace. Not part of the key (bundle_hash is).
+    bundle: TaskBundle | None = field(default=None, compare=False, repr=False)
 
     @property
     def key(self) -> str:

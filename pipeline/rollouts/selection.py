@@ -54,8 +54,11 @@ def select_tasks(ws: Workspace, task_ids: Sequence[str] | None) -> list[TaskTarg
 
 
 def make_items(targets: Sequence[TaskTarget], *, agent: str, agent_key: str, model: str | None, k: int,
-               temperature: float) -> list[RolloutItem]:
-    """k samples per task, in task order; the sample number is also the ablation's seed."""
+               temperature: float, carry_bundles: bool = False) -> list[RolloutItem]:
+    """k samples per task, in task order; the sample number is also the ablation's seed.
+    `carry_bundles`: each item carries its task's files (workers with no shared disk, as on Ray);
+    else the worker reads them from the workspace."""
     return [RolloutItem(task_id=t.task_id, bundle_dir=t.bundle_dir, bundle_hash=t.bundle_hash, image=t.image,
-                        agent=agent, agent_key=agent_key, model=model, sample=s, temperature=temperature)
+                        agent=agent, agent_key=agent_key, model=model, sample=s, temperature=temperature,
+                        bundle=t.bundle if carry_bundles else None)
             for t in targets for s in range(k)]

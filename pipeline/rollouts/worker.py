@@ -7,17 +7,20 @@ sizes capped, before they become paths of the rollout's folder.
 """
 from __future__ import annotations
 
+import fcntl
 import json
+import tempfile
 import threading
 import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 from pipeline.agents.protocol import AGENT_LABELS, Agent
-from pipeline.rollouts.models import RolloutItem, RolloutOutcome, RolloutRecord
+from pipeline.rollouts.models import AgentSpec, RolloutItem, RolloutOutcome, RolloutRecord
 from pipeline.trials.models import TrialResult
-from workbench.sandbox.bundle import BundleError, check_relpath, read_bundle
+from pipeline.verify.run import image_for
+from workbench.sandbox.bundle import BundleError, TaskBundle, check_relpath, read_bundle
 from workbench.sandbox.ceilings import grant
 from workbench.sandbox.engine import Engine
 from workbench.sandbox.task_toml import parse as parse_task_toml
@@ -33,15 +36,64 @@ class RolloutError(RuntimeError):
 
 @dataclass
 class WorkerContext:
-    """What every worker shares: the workspace root (bundles are read from it), the engine,
-    how to make the item's agent, the batch's run id and stop event."""
-    root: Path
-    engine: Engine
-    new_agent: Callable[[RolloutItem], Agent]
+    """What every worker shares: the workspace root (bundles are read from it when an item does
+    not carry its own), how to make the item's agent (plain data), the batch's run id, the
+    engine and the stop event. Pickled for a Ray worker it keeps only plain data: the engine,
+    the stop event and terminus-2's caller are dropped, and the worker uses its node's own
+    engine (`node_engine`) and a fresh event."""
+    root: Path | None
+    agent: AgentSpec
     run_id: str
+    engine: Engine | None = None
+    caller: Any = None                 # terminus-2's LLM caller: the driver's, local only
     stop: threading.Event = field(default_factory=threading.Event)
     timeout_scale: float = 1.0
     allow_network: bool = False
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "engine": None, "caller": None, "stop": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, stop=threading.Event())
+
+    def new_agent(self) -> Agent:
+        return self.agent.make(caller=self.caller)
+
+    def engine_here(self) -> Engine:
+        return self.engine if self.engine is not None else node_engine()
+
+
+_NODE_ENGINE: Engine | None = None
+_NODE_ENGINE_LOCK = threading.Lock()
+
+
+def node_engine() -> Engine:
+    """This process's engine on a worker node, opened once (opening sweeps what dead owners on
+    this host left: a rollout whose worker died leaves no container behind)."""
+    global _NODE_ENGINE
+    with _NODE_ENGINE_LOCK:
+        if _NODE_ENGINE is None:
+            _NODE_ENGINE = Engine()
+        return _NODE_ENGINE
+
+
+def ensure_image(engine: Engine, item: RolloutItem, bundle: TaskBundle, build_timeout_s: float) -> str:
+    """The item's task image on this engine: the driver built it on its own, but another node's
+    engine may lack it, so it is built here from the bundle's environment. A file lock per image
+    makes the worker processes of one node build it once (the others find it built)."""
+    tag = item.image or image_for(bundle)
+    if engine.image_exists(tag):
+        return tag
+    lock_path = Path(tempfile.gettempdir()) / f"workbench-build-{tag.replace('/', '_').replace(':', '_')}.lock"
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            res = engine.build(bundle.under("environment"), bundle.environment_hash(), build_timeout_s)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if not res.ok:
+        raise RolloutError(f"task {item.task_id}: its image could not be built on this node: {res.reason}")
+    return res.image or tag
 
 
 def folder_of(run_id: str, rollout_id: str) -> str:
@@ -49,18 +101,33 @@ def folder_of(run_id: str, rollout_id: str) -> str:
     return f"runs/{run_id}/rollouts/{rollout_id}"
 
 
+def bundle_of(item: RolloutItem, root: Path | None) -> TaskBundle:
+    """The item's own files when it carries them (Ray), else its bundle as it is on disk now;
+    either way it must be the content the batch planned."""
+    if item.bundle is not None:
+        bundle, where = item.bundle, "the files the item carried"
+    else:
+        if root is None:
+            raise RolloutError(f"task {item.task_id}: the item carries no files and this worker has no workspace")
+        try:
+            bundle = read_bundle(root / item.bundle_dir)
+        except BundleError as exc:
+            raise RolloutError(f"task {item.task_id}: its bundle at {item.bundle_dir} cannot be read: {exc}") from None
+        where = "on disk"
+    if bundle.content_hash() != item.bundle_hash:
+        raise RolloutError(f"task {item.task_id} changed {where} after the batch started (bundle hash "
+                           f"{bundle.content_hash()[:12]}, planned {item.bundle_hash[:12]}); run the batch again")
+    return bundle
+
+
 def run_rollout(item: RolloutItem, wc: WorkerContext) -> RolloutOutcome:
     from pipeline.trials.trial import run_trial   # helper C's trial path; loaded when a rollout runs
-    try:
-        bundle = read_bundle(wc.root / item.bundle_dir)
-    except BundleError as exc:
-        raise RolloutError(f"task {item.task_id}: its bundle at {item.bundle_dir} cannot be read: {exc}") from None
-    if bundle.content_hash() != item.bundle_hash:
-        raise RolloutError(f"task {item.task_id} changed on disk after the batch started (bundle hash "
-                           f"{bundle.content_hash()[:12]}, planned {item.bundle_hash[:12]}); run the batch again")
+    bundle = bundle_of(item, wc.root)
     cfg = grant(parse_task_toml(bundle.text("task.toml")), allow_network=wc.allow_network).task
-    agent = wc.new_agent(item)
-    trial = run_trial(wc.engine, item.image, bundle, cfg, agent, trial_id=item.key, task_id=item.task_id,
+    engine = wc.engine_here()
+    image = ensure_image(engine, item, bundle, cfg.build_timeout_sec)
+    agent = wc.new_agent()
+    trial = run_trial(engine, image, bundle, cfg, agent, trial_id=item.key, task_id=item.task_id,
                       timeout_scale=wc.timeout_scale, seed=item.sample, run_id=wc.run_id, stop=wc.stop)
     return outcome_of(item, trial, run_id=wc.run_id, label=agent.label)
 

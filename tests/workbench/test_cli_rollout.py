@@ -36,6 +36,12 @@ def _no_runs(ws):
     (["--agent", "ablation", "--accepted", "--max-turns", "5"], "--temperature and --max-turns are for terminus-2"),
     (["--agent", "terminus-2", "--accepted", "--replay", "oracle", "--model", "m"], "--model cannot be given"),
     (["--resume", "rollout-x", "--agent", "oracle"], "--agent cannot be given with it"),
+    (["--resume", "rollout-x", "--p", "0.5"], "--p cannot be given with it"),
+    (["--agent", "oracle", "--accepted", "--p", "0.5"], "--p is noisy-oracle's probability"),
+    (["--agent", "noisy-oracle", "--accepted", "--p", "-0.1"], "--p must be between 0 and 1, got -0.1"),
+    (["--agent", "oracle", "--accepted", "--ray-address", "auto"], "--ray-address 'auto' is only for --executor ray"),
+    (["--agent", "terminus-2", "--accepted", "--replay", "oracle", "--executor", "ray"],
+     "--agent terminus-2 cannot run with --executor ray yet"),
 ])
 def test_bad_arguments_are_refused_with_exit_2(workspace, capsys, argv, says):
     code, _, err = _run(capsys, "--workspace", str(workspace.root), *argv)

@@ -48,9 +48,29 @@ def test_a_refused_batch_says_why_on_its_run(workspace, monkeypatch):
 def test_bad_parameters_are_refused_before_anything_starts(workspace):
     with pytest.raises(ValueError, match="-k must be at least 1"):
         jobs.launch(workspace, jobs.RolloutParams(agent="oracle", k=0))
-    with pytest.raises(ValueError, match="choose one of nop, oracle, ablation, terminus-2"):
+    with pytest.raises(ValueError, match="choose one of nop, oracle, ablation, noisy-oracle, terminus-2"):
         jobs.launch(workspace, jobs.RolloutParams(agent="claude"))
+    with pytest.raises(ValueError, match="cannot run with --executor ray"):
+        jobs.launch(workspace, jobs.RolloutParams(agent="terminus-2", replay="oracle", executor="ray"))
+    with pytest.raises(ValueError, match="--ray-address 'auto' is only for --executor ray"):
+        jobs.launch(workspace, jobs.RolloutParams(agent="oracle", ray_address="auto"))
+    with pytest.raises(ValueError, match="--executor 'dask': choose one of local, ray"):
+        jobs.launch(workspace, jobs.RolloutParams(agent="oracle", executor="dask"))
+    with pytest.raises(ValueError, match="--p must be between 0 and 1"):
+        jobs.launch(workspace, jobs.RolloutParams(agent="noisy-oracle", keep_p=1.5))
     assert store.runs(workspace.db).empty
+
+
+def test_the_launched_command_carries_the_executor_and_p(workspace):
+    args = jobs.RolloutParams(agent="noisy-oracle", keep_p=0.7, executor="ray", ray_address="127.0.0.1:6379",
+                              task_ids=("t1",)).cli_args(workspace, "rollout-x")
+    assert args[args.index("--executor") + 1] == "ray" and args[args.index("--ray-address") + 1] == "127.0.0.1:6379"
+    assert args[args.index("--p") + 1] == "0.7"
+    plain = jobs.RolloutParams(agent="oracle").cli_args(workspace, "rollout-y")
+    assert plain[plain.index("--executor") + 1] == "local" and "--ray-address" not in plain and "--p" not in plain
+    from workbench.cli import build_parser
+    parsed = build_parser().parse_args(args[:])
+    assert (parsed.executor, parsed.ray_address, parsed.p) == ("ray", "127.0.0.1:6379", 0.7)
 
 
 def test_a_launched_run_that_never_started_cannot_be_resumed_but_says_so(workspace, monkeypatch):
