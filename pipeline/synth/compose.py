@@ -114,21 +114,22 @@ def _adapter_route(ctx: StepContext, art: Artifact, cands: list[Recipe]) -> list
     return None
 
 
-def plan_steps(steps: list[PathStep]) -> list[tuple[PathStep, str]]:
-    """(step, category) for the steps to compose: at most five, at least two."""
+def plan_steps(steps: list[PathStep], exact: bool = False) -> list[tuple[PathStep, str]]:
+    """(step, category) for the steps to compose: at most five, at least two (`exact`: just these
+    steps, a one-step path left at one: an evolved variant, whose steps were chosen already)."""
     chosen = [(s, step_category(s)) for s in steps[:MAX_STEPS]]
-    if len(chosen) == 1:
+    if len(chosen) == 1 and not exact:
         chosen.append(chosen[0])        # a second step of the same category family
     return chosen
 
 
-def compose(steps: list[PathStep], seed: int, *, force: list[str] | None = None
+def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None = None, exact: bool = False
             ) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
-    """Build every step's fragment. `force` pins the family per step (used by tests)."""
+    """Build every step's fragment. `force` pins the family per step (None: drawn); `exact`: see plan_steps."""
     if not steps:
         raise SynthesisError("an empty path has no steps to compose")
     key = "|".join(s.skill_id for s in steps)
-    planned = plan_steps(steps)
+    planned = plan_steps(steps, exact)
     tiers_of = [step_families(s, c) for s, c in planned]    # every unfit skill is reported before any work
     try:
         return _compose_salted(planned, tiers_of, seed, key, force)
@@ -339,12 +340,15 @@ def near_duplicate_key(built) -> str:
 
 
 def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: str = "",
-                    *, force: list[str] | None = None) -> SynthesizedTask:
-    ctx, built = compose(steps, seed, force=force)
-    planned = plan_steps(steps)
+                    *, force: list[str | None] | None = None, variant: dict | None = None) -> SynthesizedTask:
+    """`variant`: an evolved variant's identity (pipeline/evolve/offline_operator): its `task_id` and
+    `name` instead of the hash of its steps, and `lineage` (parent_id, operator, steps) for task.toml;
+    its steps are composed exactly (plan_steps)."""
+    ctx, built = compose(steps, seed, force=force, exact=variant is not None)
+    planned = plan_steps(steps, exact=variant is not None)
     recipes = [r.name for r, _, _ in built]
-    task_id = task_id_for(steps, seed, base_image)
-    name = f"workbench/{task_slug(task_id, recipes)}"
+    task_id = variant["task_id"] if variant else task_id_for(steps, seed, base_image)
+    name = variant["name"] if variant else f"workbench/{task_slug(task_id, recipes)}"
     category = planned[0][1]
     difficulty = _difficulty(built)
 
@@ -375,7 +379,7 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     meta = TaskMetadata(category=category, difficulty=difficulty, tags=tags, scenario_ids=scenario_ids,
                         skill_ids=list(dict.fromkeys(s.skill_id for s, _ in planned)), recipes=recipes,
                         path_id=path_id, seed=seed, provider="offline",
-                        skill_fidelity=[f.as_dict() for f in ctx.fidelity])
+                        skill_fidelity=[f.as_dict() for f in ctx.fidelity], **(variant or {}).get("lineage", {}))
     toml = render_toml(TaskToml(name=name, description=f"{title} ({len(built)} steps, offline recipes)",
                                 metadata=meta, agent_timeout_sec=float(300 + 300 * len(built)),
                                 verifier_timeout_sec=180.0))

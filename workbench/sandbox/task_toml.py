@@ -39,6 +39,10 @@ class TaskMetadata(BaseModel):
     seed: int = 0
     provider: str = "offline"
     skill_fidelity: list[StepFidelity] = Field(default_factory=list)
+    # An evolved variant's lineage (pipeline/evolve): None on an original task, so its task.toml stays as it was.
+    parent_id: str | None = None
+    operator: str | None = None                  # harder | context_switch | easier
+    steps: list[str] | None = None               # its path, "src_anchor>skill_id>dst_anchor" per composed step
 
 
 class TaskToml(BaseModel):

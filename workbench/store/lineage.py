@@ -135,3 +135,28 @@ def variant_ids_of(db: Database, parent_id: str) -> list[str]:
     with db.read() as con:
         return [r[0] for r in con.execute("SELECT task_id FROM task_lineage WHERE parent_id = ? ORDER BY task_id",
                                           [parent_id]).fetchall()]
+
+
+_FACT_COLUMNS = ("name", "description", "category", "raw_text", "bins", "tools", "inputs", "outputs", "steps")
+
+
+def variant_path_frame(db: Database, path_id: str, steps: list[tuple[str, str, str]]) -> pd.DataFrame:
+    """A variant's path shaped like `tasks.path_steps_with_skills` (what the composer's context is
+    read from): its (src_anchor, skill_id, dst_anchor) steps, in order, with each skill's facts.
+    A variant's steps are not a sampled path, so they are not in path_steps; they come from its task.toml."""
+    ids = sorted({s for _, s, _ in steps})
+    with db.read() as con:
+        facts = con.execute(
+            """SELECT id AS skill_id, coalesce(name, id) AS name, coalesce(description, '') AS description,
+                      coalesce(category, 'file-operations') AS category, coalesce(raw_text, '') AS raw_text,
+                      coalesce(bins, []) AS bins, coalesce(tools, []) AS tools, coalesce(inputs, []) AS inputs,
+                      coalesce(outputs, []) AS outputs, coalesce(steps, []) AS steps
+               FROM skills WHERE id IN (SELECT unnest(?::VARCHAR[]))""", [ids]).df().set_index("skill_id")
+    unknown = {"description": "", "category": "file-operations", "raw_text": "", "bins": [], "tools": [],
+               "inputs": [], "outputs": [], "steps": []}   # a skill no longer stored: as path_steps_with_skills has it
+    rows = []
+    for i, (src, skill, dst) in enumerate(steps):
+        known = ({c: facts.at[skill, c] for c in _FACT_COLUMNS} if skill in facts.index
+                 else {"name": skill, **unknown})
+        rows.append({"path_id": path_id, "step": i, "src_anchor": src, "skill_id": skill, "dst_anchor": dst, **known})
+    return pd.DataFrame(rows, columns=["path_id", "step", "src_anchor", "skill_id", "dst_anchor", *_FACT_COLUMNS])
