@@ -19,6 +19,7 @@ import streamlit as st
 from analysis import scenario_map
 from workbench.store import curation, export_rows, revision
 from workbench.store import graph as graph_store
+from workbench.store import lineage as lineage_store
 from workbench.store import llm_calls
 from workbench.store import repairs as repair_store
 from workbench.store import rollouts as rollout_store
@@ -103,3 +104,7 @@ def cluster_labels(ws: Workspace) -> dict[str, str]:
 rollouts_frame = store_query(rollout_store.rollouts_frame)
 rollout_tests = store_query(rollout_store.test_outcomes)
 rollout_runs = store_query(rollout_store.runs)
+
+# difficulty evolution (the Evolution page)
+lineage_frame = store_query(lineage_store.lineage_frame)
+evolve_runs = store_query(lineage_store.evolve_runs_frame)

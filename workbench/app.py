@@ -54,7 +54,8 @@ nav = st.navigation({
                   st.Page(str(PAGES / "tasks.py"), title="Tasks", url_path="tasks")],
     "Rollouts": [st.Page(str(PAGES / "rollouts.py"), title="Rollouts", url_path="rollouts"),
                  st.Page(str(PAGES / "failures.py"), title="Failures", url_path="failures"),
-                 st.Page(str(PAGES / "difficulty.py"), title="Difficulty", url_path="difficulty")],
+                 st.Page(str(PAGES / "difficulty.py"), title="Difficulty", url_path="difficulty"),
+                 st.Page(str(PAGES / "evolution.py"), title="Evolution", url_path="evolution")],
     "LLM": [st.Page(str(PAGES / "llm_costs.py"), title="LLM & cost", url_path="llm"),
             st.Page(str(PAGES / "settings.py"), title="Settings", url_path="settings")],
 })

@@ -1,0 +1,108 @@
+"""The Evolution page through AppTest over the planted evolve run (tests/pages/evolution_fixture.py):
+the empty state, the run and agent filters, every tab, the variants table's filters and the drill
+into one variant. Expected numbers are worked out by hand from the fixture's plan."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.agents.protocol import AGENT_LABELS
+from tests.pages.apptest_helpers import chart, frame, metric, open_page, plotly_array
+from tests.pages.evolution_fixture import AGENT, RUN_ID, T2, T2_MODEL, VARIANTS, make_evolution_fixture
+from workbench.store import lineage as lineage_store
+
+
+@pytest.fixture
+def page(workspace, monkeypatch):
+    make_evolution_fixture(workspace)
+    return open_page(workspace, monkeypatch, "evolution.py")
+
+
+def test_the_empty_workspace_says_how_to_get_evolution(workspace, monkeypatch):
+    at = open_page(workspace, monkeypatch, "evolution.py")
+    info = " ".join(i.value for i in at.info)
+    assert "No evolution yet" in info and "workbench evolve --accepted --rounds 1 --agent noisy-oracle" in info
+    assert "demo" in info
+    assert not at.tabs and not at.get("plotly_chart")
+
+
+def test_the_run_with_its_counts_and_every_tab(page):
+    at = page
+    assert [t.label for t in at.tabs] == ["Lineage tree", "Before → after", "Productive zone", "Variants"]
+    run = at.selectbox(key="evo_run")
+    assert run.options == ["all runs", f"{RUN_ID} · {AGENT} · round 2/2 · 6 made, 5 accepted · done"]
+    assert metric(at, "Variants tried") == "9" and metric(at, "Made") == "6" and metric(at, "Accepted") == "5"
+    assert metric(at, "Productive, last round") == "100%"
+    # noisy-oracle's rates are the default (the run's agent) and say they are simulated
+    agent = at.selectbox(key="evo_agent")
+    assert agent.value.agent == AGENT
+    assert agent.options == [AGENT_LABELS[AGENT], f"{AGENT_LABELS[T2]} · {T2_MODEL}"]
+    assert any("simulated, not a model" in c.value for c in at.caption)
+
+    tree = chart(at, "evo_tree_fig")
+    assert at.selectbox(key="evo_root").options[0] == "evo00"     # 2 variants below it: the most
+    texts = [t for trace in tree["data"] if trace.get("mode") == "markers+text" for t in trace["text"]]
+    assert texts == ["original · r=1.00", "d1 · r=0.50", "b1 · r=0.25"]
+
+    summary = frame(at, "operator", "tried", "made", "accepted", "r_before", "r_after").set_index("operator")
+    assert summary.loc["harder", ["tried", "made", "accepted", "failed"]].tolist() == [3, 2, 2, 1]
+    assert summary.loc["harder", "r_before"] == pytest.approx(0.875)
+    assert summary.loc["harder", "r_after"] == pytest.approx(0.375)
+    assert summary.loc["easier", ["r_before", "r_after", "no_variant"]].tolist() == [0.0, 0.75, 1]
+    fig = chart(at, "evo_before_after_fig")
+    assert "harder lowers the pass rate, easier raises it" in " ".join(c.value for c in at.caption)
+    assert "simulated, not a model" in fig["layout"]["xaxis"]["title"]["text"]
+
+    zone = frame(at, "round", "tasks", "productive", "share")
+    assert zone[["round", "tasks", "productive"]].values.tolist() == [[0, 5, 2], [1, 4, 4], [2, 1, 1]]
+    bars = chart(at, "evo_zone_fig")["data"][0]
+    assert plotly_array(bars["y"]).tolist() == pytest.approx([0.4, 1.0, 1.0])
+    assert bars["text"] == ["2/5", "4/4", "1/1"]
+
+    table = frame(at, "task_id", "parent_id", "operator", "outcome", "r_before", "r_after")
+    assert sorted(table["task_id"]) == sorted(v.task_id for v in VARIANTS)
+
+
+def test_another_agent_gives_other_rates(page):
+    at = page
+    agent = at.selectbox(key="evo_agent")
+    agent.select_index(agent.options.index(f"{AGENT_LABELS[T2]} · {T2_MODEL}")).run()
+    assert not at.exception, at.exception
+    assert not any("simulated, not a model" in c.value for c in at.caption)
+    table = frame(at, "task_id", "r_before", "r_after").set_index("task_id")
+    # terminus-2 ran evo00 (2 of 3) and its variant evo00__d1 (0 of 3) only
+    assert table.loc["evo00__d1", "r_before"] == pytest.approx(2 / 3)
+    assert table.loc["evo00__d1", "r_after"] == 0.0
+    assert table["r_after"].notna().sum() == 1
+
+
+def test_the_variants_table_filters_and_the_drill(page):
+    at = page
+    at.multiselect(key="evo_outcomes").set_value(["no variant", "failed"]).run()
+    table = frame(at, "task_id", "outcome", "change")
+    assert sorted(table["task_id"]) == ["evo01__d1__b1", "evo03__e1__d1", "evo04__e1"]
+    assert "not made: one step left: nothing to drop" in set(table["change"])
+    at.multiselect(key="evo_outcomes").set_value([]).run()
+    at.multiselect(key="evo_operators").set_value(["easier"]).run()
+    assert sorted(frame(at, "task_id", "outcome")["task_id"]) == ["evo03__e1", "evo04__e1"]
+    at.multiselect(key="evo_operators").set_value([]).run()
+    at.selectbox(key="evo_drill").set_value("evo00__d1__b1").run()
+    assert not at.exception, at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "**evo00__d1__b1** · context_switch of `evo00__d1` in round 2 · accepted · r 0.50 → 0.25" in text
+    assert "step 2 served by sed-replace instead of jq-filter" in text
+    drill = chart(at, "evo_drill_tree_fig")
+    nodes = next(t for t in drill["data"] if t.get("mode") == "markers+text")
+    widths = plotly_array(nodes["marker"]["line"]["width"]).tolist()
+    assert widths[plotly_array(nodes["customdata"]).tolist().index("evo00__d1__b1")] == 4   # ringed
+
+
+def test_a_run_filter_and_a_running_runs_progress(page, workspace, monkeypatch):
+    lineage_store.create_run(workspace.db, "evofix-run2", rounds=1, agent=AGENT, model=None, k=4, params={})
+    lineage_store.set_run_status(workspace.db, "evofix-run2", "running", pid=1)
+    lineage_store.set_run_progress(workspace.db, "evofix-run2", {"round": 1, "phase": "verify", "done": 3,
+                                                                 "total": 4})
+    at = open_page(workspace, monkeypatch, "evolution.py")
+    bars = at.get("progress")
+    assert len(bars) == 1 and "evofix-run2: round 1 · verify: 3/4" in bars[0].proto.text
+    at.selectbox(key="evo_run").set_value(RUN_ID).run()
+    assert not at.exception and metric(at, "Variants tried") == "9"
