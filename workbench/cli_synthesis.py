@@ -69,7 +69,12 @@ def cmd_synth(args) -> int:
     def on_term(signum, frame):  # cancel from the dashboard or `kill`: stop cleanly
         stop.set()
         engine.kill_all()
+
+    def on_int(signum, frame):   # Ctrl-C: the containers go first, so the workers in flight end at once
+        on_term(signum, frame)
+        raise KeyboardInterrupt
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_int)
     progress, update = _progress("synth", not args.no_progress and not args.json)
     def tick(r: dict) -> None:
         update(r["verified"] + r["failed"], r["sampled"] or args.paths,
