@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.table import Table
 
-from pipeline.graph.samplers import SAMPLERS
+from pipeline.graph.samplers import SAMPLERS, UNCOVERED_IN
 from workbench import app_server, cli_export, cli_graph, cli_judge, cli_replay, cli_rollout, cli_synthesis, cli_verify
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
@@ -166,7 +166,7 @@ def cmd_sample(args) -> int:
     from pipeline.graph.sample_run import sample
     ws = Workspace.open(args.workspace)
     try:
-        report = sample(ws, args.sampler, args.n, args.seed, args.min_len, args.max_len)
+        report = sample(ws, args.sampler, args.n, args.seed, args.min_len, args.max_len, args.uncovered_in)
     except ValueError as exc:
         err.print(f"[red]{exc}[/red]")
         return 1
@@ -240,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0, help="same seed and graph, same paths (default 0)")
     s.add_argument("--min-len", type=int, default=2, help="fewest steps a path aims for (default 2)")
     s.add_argument("--max-len", type=int, default=6, help="most steps per path (default 6)")
+    s.add_argument("--uncovered-in", default="batch", choices=UNCOVERED_IN,
+                   help="coverage-aware only: steer to the (scenario, skill) pairs not yet covered by this batch "
+                        "(default) or also by every path stored in the workspace")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_sample)
     cli_synthesis.add_commands(sub, common, SAMPLERS)

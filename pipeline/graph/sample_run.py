@@ -10,6 +10,11 @@ report says when the graph could not give as many distinct paths as were asked.
 
 Paths shorter than --min-len are kept, never silently: the report counts them and says why
 each walk stopped (a cluster with no out-edges, or only ways back onto the path).
+
+The coverage-aware sampler steers to the (scenario, skill) pairs not covered yet: by the
+batch alone (``uncovered_in="batch"``) or also by every path stored in the workspace
+(``"workspace"``, matched by cluster anchor and skill id, so older builds count where their
+pairs still exist). It leaves the visit counts alone, like the baselines.
 """
 from __future__ import annotations
 
@@ -20,14 +25,14 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from pipeline.graph import sampling
-from pipeline.graph.samplers import SAMPLERS
+from pipeline.graph import coverage_sampler, sampling
+from pipeline.graph.samplers import SAMPLERS, UNCOVERED_IN
 from pipeline.graph.assemble import assemble
 from workbench.store import graph as store
 from workbench.workspace import Workspace
 
 REDRAW_ROUNDS = 8        # bounded: a small graph may have fewer distinct paths than asked
-WALKS = ("inverse-frequency", "random-walk")   # samplers that walk edges and retry a short walk
+WALKS = ("inverse-frequency", "random-walk", "coverage-aware")   # samplers that walk edges and retry a short walk
 
 
 @dataclass
@@ -125,10 +130,26 @@ def _visits(paths: sampling.Paths, n_nodes: int, n_skills: int) -> tuple[np.ndar
     return nodes, np.bincount(np.asarray(p.skill, dtype=np.int64), minlength=n_skills)
 
 
-def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max_len: int = 6) -> SampleReport:
-    """Draw a batch of `n` distinct paths (a repeat is drawn again, see `distinct_paths`)."""
+def stored_pair_counts(ws: Workspace, g) -> np.ndarray:
+    """Steps of every stored path per pair of the assembled graph ``g`` (pair ids of
+    ``coverage_sampler.pair_index``); steps whose cluster or skill the graph no longer has
+    are left out."""
+    steps = store.path_steps(ws.db)
+    node_of = {a: i for i, a in enumerate(g.anchors.tolist())}
+    skill_of = {k: i for i, k in enumerate(g.skill_ids.tolist())}
+    src = np.array([node_of.get(a, -1) for a in steps["src_anchor"].tolist()], dtype=np.int64)
+    skill = np.array([skill_of.get(k, -1) for k in steps["skill_id"].tolist()], dtype=np.int64)
+    return coverage_sampler.pair_counts_of(g.transitions, src, skill)
+
+
+def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max_len: int = 6,
+           uncovered_in: str = "batch") -> SampleReport:
+    """Draw a batch of `n` distinct paths (a repeat is drawn again, see `distinct_paths`).
+    ``uncovered_in`` is for the coverage-aware sampler (see the module docstring)."""
     if sampler not in SAMPLERS:
         raise ValueError(f"unknown sampler '{sampler}' (choose from {', '.join(SAMPLERS)})")
+    if uncovered_in not in UNCOVERED_IN:
+        raise ValueError(f"unknown --uncovered-in '{uncovered_in}' (choose from {', '.join(UNCOVERED_IN)})")
     if n <= 0:
         raise ValueError("--n must be positive")
     g = assemble(ws.db)
@@ -137,11 +158,17 @@ def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max
     node_counts = np.array([nodes_by_anchor.get(a, 0) for a in g.anchors], dtype=np.int64)
     skill_counts = np.array([skills_by_id.get(s, 0) for s in g.skill_ids], dtype=np.int64)
     carried = [node_counts, skill_counts]   # redraws see the counts of every draw before them
+    pairs_carried = [stored_pair_counts(ws, g) if sampler == "coverage-aware" and uncovered_in == "workspace"
+                     else None]
 
     def draw(k: int, s: int) -> sampling.Paths:
         if sampler == "inverse-frequency":
             paths, carried[0], carried[1] = sampling.sample_inverse_frequency(
                 tg, k, s, min_len=min_len, max_len=max_len, node_counts=carried[0], skill_counts=carried[1])
+            return paths
+        if sampler == "coverage-aware":
+            paths, pairs_carried[0] = coverage_sampler.sample_coverage_aware(
+                tg, k, s, min_len=min_len, max_len=max_len, pair_counts=pairs_carried[0])
             return paths
         if sampler == "random-walk":
             return sampling.sample_random_walk(tg, k, s, min_len, max_len)

@@ -48,3 +48,36 @@ def test_the_note_joins_both_things_a_batch_can_fall_short_of():
                       "starts: 1 reached a cluster with no out-edges (no skill starts from its scenario and no "
                       "bridge leaves it; 1 distinct cluster(s)), 1 could only go on to a cluster already on the "
                       "path; `workbench graph stats` says how connected the graph is and what to do")
+
+
+def _pairs(steps) -> set[tuple[str, str]]:
+    return set(zip(steps["src_anchor"], steps["skill_id"]))
+
+
+def test_coverage_aware_can_steer_clear_of_the_pairs_stored_paths_cover(graph_workspace):
+    db = graph_workspace.db
+    stored = _pairs(store.path_steps(db))          # the fixture's 200 + 200 paths
+    counts_before = store.visit_counts(db)
+    batch = sample(graph_workspace, "coverage-aware", 40, seed=3)
+    aware = sample(graph_workspace, "coverage-aware", 40, seed=3, uncovered_in="workspace")
+    in_batch = store.path_steps(db, batch.batch_id)
+    in_ws = store.path_steps(db, aware.batch_id)
+    assert set(in_ws["sampler"]) == {"coverage-aware"} and aware.n_paths == 40
+    # pairs no stored path had (measured 25 steering by the batch alone, 65 by the workspace)
+    assert len(_pairs(in_ws) - stored) > 2 * len(_pairs(in_batch) - stored)
+    assert store.visit_counts(db) == counts_before   # Algorithm 1's counts are not its business
+
+
+def test_cli_sample_takes_the_coverage_aware_sampler_and_refuses_a_bad_uncovered_in(graph_workspace):
+    r = cli("sample", "--workspace", str(graph_workspace.root), "--sampler", "coverage-aware", "--n", "20",
+            "--uncovered-in", "workspace")
+    assert r.returncode == 0, r.stderr
+    assert "20 coverage-aware paths" in " ".join(r.stdout.split())
+    r = cli("sample", "--workspace", str(graph_workspace.root), "--sampler", "coverage-aware", "--uncovered-in", "all")
+    assert r.returncode == 2 and "--uncovered-in" in r.stderr
+    try:
+        sample(graph_workspace, "coverage-aware", 5, 0, uncovered_in="all")
+    except ValueError as exc:
+        assert "unknown --uncovered-in 'all' (choose from batch, workspace)" in str(exc)
+    else:
+        raise AssertionError("a bad uncovered_in was taken")
