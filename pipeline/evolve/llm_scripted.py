@@ -240,10 +240,10 @@ def _messages_text(body: dict) -> str:
 
 def parent_artifacts(text: str) -> Artifacts:
     """The parent's artifacts from an evolve prompt (the JSON right after <parent_task>)."""
-    at = text.find(_PARENT)
+    at = text.find(f"\n{_PARENT}\n")     # the tag on a line of its own (the system text names it too)
     if at < 0:
-        raise NoScriptedVariant("no scripted variant: the prompt holds no <parent_task>")
-    data, _ = json.JSONDecoder().raw_decode(text[at + len(_PARENT):].lstrip())
+        raise NoScriptedVariant("no scripted variant: the prompt holds no <parent_task> block")
+    data, _ = json.JSONDecoder().raw_decode(text[at + len(_PARENT) + 2:].lstrip())
     return Artifacts(M.EnvManifest(**data["environment"]), M.Instruction(**data["instruction"]),
                      M.Solution(**data["solution"]), M.TestsDraft(**data["tests"]))
 
@@ -291,7 +291,7 @@ class ScriptedEvolution:
         if not marks:
             raise NoScriptedVariant(f"no scripted variant: {vid} is no variant id")
         op = marks[-1][0]
-        if text is None or _PARENT not in text:
+        if text is None or f"\n{_PARENT}\n" not in text:
             text = self._stored_prompt(vid)
         if op in TEXT_OPERATORS:
             return TEXT_OPERATORS[op](parent_artifacts(text))
@@ -314,7 +314,7 @@ class ScriptedEvolution:
         if self.ws is None:
             raise NoScriptedVariant(f"no scripted variant: {vid} was never asked for here and there is no workspace")
         bundle = read_bundle(self.ws.tasks_dir / parent_of(vid))
-        return (f"Parent path: {parse_toml(bundle.text('task.toml')).metadata.path_id}\n{_PARENT}\n"
+        return (f"Parent path: {parse_toml(bundle.text('task.toml')).metadata.path_id}\n\n{_PARENT}\n"
                 + parent_json(*artifacts_from_bundle(bundle)))
 
     def answer(self, body: dict) -> dict | str:
