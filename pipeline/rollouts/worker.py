@@ -105,7 +105,7 @@ def bundle_of(item: RolloutItem, root: Path | None) -> TaskBundle:
     """The item's own files when it carries them (Ray), else its bundle as it is on disk now;
     either way it must be the content the batch planned."""
     if item.bundle is not None:
-        bundle, where = item.bundle, "the files the item carried"
+        bundle, changed = item.bundle, "its files as the item carried them are not the content planned"
     else:
         if root is None:
             raise RolloutError(f"task {item.task_id}: the item carries no files and this worker has no workspace")
@@ -113,10 +113,10 @@ def bundle_of(item: RolloutItem, root: Path | None) -> TaskBundle:
             bundle = read_bundle(root / item.bundle_dir)
         except BundleError as exc:
             raise RolloutError(f"task {item.task_id}: its bundle at {item.bundle_dir} cannot be read: {exc}") from None
-        where = "on disk"
+        changed = "changed on disk after the batch started"
     if bundle.content_hash() != item.bundle_hash:
-        raise RolloutError(f"task {item.task_id} changed {where} after the batch started (bundle hash "
-                           f"{bundle.content_hash()[:12]}, planned {item.bundle_hash[:12]}); run the batch again")
+        raise RolloutError(f"task {item.task_id} {changed} (bundle hash {bundle.content_hash()[:12]}, planned "
+                           f"{item.bundle_hash[:12]}); run the batch again")
     return bundle
 
 

@@ -1,14 +1,26 @@
 """The worker's outcome of a trial (pure: no Docker) and the driver's commit of it: hostile
 verifier file names never leave the rollout's folder, failures always have a class, and a
-crashed worker is a stored rollout with its error."""
+crashed worker is a stored rollout with its error. With real Docker: what travels to a Ray
+worker (a pickled context, an item carrying its task's files) runs with no workspace, and a
+worker builds the task image its engine lacks."""
+import functools
 import json
+import pickle
+import shutil
+import threading
+
+import pytest
 
 from pipeline.agents.protocol import AgentResult
 from pipeline.rollouts.commit import commit_outcome
-from pipeline.rollouts.models import RolloutItem
-from pipeline.rollouts.worker import FILE_CAP_BYTES, crashed_outcome, outcome_of
+from pipeline.rollouts.models import AgentSpec, RolloutItem
+from pipeline.rollouts.selection import make_items, select_tasks
+from pipeline.rollouts.worker import (FILE_CAP_BYTES, RolloutError, WorkerContext, crashed_outcome, ensure_image,
+                                      outcome_of, run_rollout)
 from pipeline.trials.models import TrialResult
+from workbench.sandbox.task_toml import parse as parse_task_toml
 from workbench.store import rollouts as store
+from tests.pipeline.rollouts.demo_tasks import tasks_template, tasks_ws, touch_environment  # noqa: F401
 
 
 def _item(sample=0, agent="oracle"):
@@ -85,3 +97,62 @@ def test_a_commit_replaces_an_older_copy_of_the_folder_whole(workspace):
     dest = commit_outcome(workspace, again)
     assert not (dest / "verifier/stale.txt").exists()
     assert [p.name for p in dest.parent.iterdir()] == [dest.name]   # no temporary folder left beside it
+
+
+# ---------------------------------------------------------------- travelling to a Ray worker (real Docker)
+
+@pytest.mark.docker
+def test_a_pickled_context_runs_an_item_that_carries_its_files_with_no_workspace(tasks_ws, engine):
+    """What a Ray worker gets: the context's plain data (no engine, caller or the driver's stop
+    event: they do not pickle) and an item carrying its task's files; it runs with no workspace."""
+    ws, ids = tasks_ws
+    target = select_tasks(ws, ids[:1])[0]
+    spec = AgentSpec("oracle")
+    [item] = make_items([target], agent="oracle", agent_key=spec.make().config_key(), model=None, k=1,
+                        temperature=0.0, carry_bundles=True)
+    stop = threading.Event()
+    stop.set()                      # the driver's own event: not the worker's business
+    wc = WorkerContext(root=ws.root, agent=spec, run_id="r1", engine=engine, caller=object(), stop=stop)
+    process = pickle.loads(pickle.dumps(functools.partial(run_rollout, wc=wc)))
+    there = process.keywords["wc"]
+    assert there.engine is None and there.caller is None and not there.stop.is_set() and there.agent == spec
+    there.root = None               # no shared disk
+    shutil.rmtree(ws.root / target.bundle_dir)
+    out = process(item)
+    assert out.record.passed and out.record.reward == 1.0 and out.record.rollout_id == item.key
+    assert {"result.json", "agent.log", "trajectory.json"} <= set(out.files)
+    assert any(p.startswith("verifier/") for p in out.files)
+
+
+@pytest.mark.docker
+def test_a_carried_bundle_that_is_not_the_planned_content_is_refused(tasks_ws):
+    ws, ids = tasks_ws
+    target = select_tasks(ws, ids[:1])[0]
+    [item] = make_items([target], agent="oracle", agent_key="oracle@1", model=None, k=1, temperature=0.0,
+                        carry_bundles=True)
+    item.bundle.files["instruction.md"] = b"something else"
+    with pytest.raises(RolloutError, match="its files as the item carried them are not the content planned"):
+        run_rollout(item, WorkerContext(root=None, agent=AgentSpec("oracle"), run_id="r1"))
+
+
+@pytest.mark.docker
+def test_a_worker_whose_engine_lacks_the_task_image_builds_it_once(tasks_ws, engine):
+    ws, ids = tasks_ws
+    touch_environment(ws, ids[0])
+    target = select_tasks(ws, ids[:1])[0]
+    assert not engine.image_exists(target.image)
+    [item] = make_items([target], agent="oracle", agent_key="oracle@1", model=None, k=1, temperature=0.0)
+    try:
+        out = run_rollout(item, WorkerContext(root=ws.root, agent=AgentSpec("oracle"), run_id="r1", engine=engine))
+        assert out.record.passed and engine.image_exists(target.image)
+        cfg = parse_task_toml(target.bundle.text("task.toml"))
+        built = []
+        engine_build = engine.build
+        engine.build = lambda *a, **kw: built.append(a) or engine_build(*a, **kw)
+        try:
+            assert ensure_image(engine, item, target.bundle, cfg.build_timeout_sec) == target.image
+        finally:
+            del engine.build
+        assert built == []          # present: not built again
+    finally:
+        engine.remove_image(target.image)    # ours alone: a unique environment
