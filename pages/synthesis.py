@@ -7,6 +7,8 @@ from analysis import tasks_view as tv
 from pages import cached
 from pages.shared import provider_note, workspace
 from pipeline.synth import jobs
+from pipeline.synth.batch import check_executor
+from workbench.executors.protocol import EXECUTORS
 from workbench.llm.settings import load_settings
 from workbench.store import repairs as repair_store
 from workbench.store import tasks as store
@@ -50,6 +52,13 @@ with st.form("synth_form"):
                              disabled=not online, help="The batch stops cleanly once its LLM calls cost this much; "
                              "what is done is kept and `--resume` finishes it. 0: the cap set on the Settings "
                              "page (none if none is set).")
+    e1, e2 = st.columns([2, 6])
+    executor = e1.radio("Executor", list(EXECUTORS), key="synth_executor", horizontal=True,
+                        help="local: threads in the batch's process. ray: Ray tasks on a cluster whose nodes have "
+                             "Docker and the `docker` resource (offline synthesizer only).")
+    ray_address = e2.text_input("Ray address", key="synth_ray_address", placeholder="auto, ray://host:port or "
+                                "host:port; empty: start or attach a local cluster",
+                                help="Only with the ray executor.")
     st.caption("Offline: the recipe library composes a real task along each path (no LLM calls). "
                + (f"LLM: planner and constructor through {settings.base_url} (model {settings.model}), "
                   "with routed repairs." if online else
@@ -59,10 +68,12 @@ if submitted:
     llm = online and provider == "llm"
     params = jobs.SynthParams(n_paths=int(n_paths), sampler=sampler, provider="llm" if llm else "offline",
                               concurrency=int(concurrency), seed=int(seed),
-                              budget_usd=float(budget) if llm and budget > 0 else None)
+                              budget_usd=float(budget) if llm and budget > 0 else None,
+                              executor=executor, ray_address=ray_address.strip() or None)
     try:
+        check_executor(params.executor, params.ray_address, params.provider)
         run_id = jobs.launch(ws, params)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:
         st.error(f"The batch could not be started: {exc}")
     else:
         st.session_state["synth_run"] = run_id

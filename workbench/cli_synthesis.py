@@ -54,12 +54,14 @@ def cmd_synth(args) -> int:
             err.print(f"[red]{exc}[/red]")
             return 2
     ws = Workspace.open(args.workspace)
-    if not args.resume:   # a provider that cannot run here is told before the engine is asked
-        from pipeline.synth.providers import check_provider
-        try:
+    from pipeline.synth.batch import check_executor
+    try:   # an executor or provider that cannot run here is told before the engine is asked
+        check_executor(args.executor, args.ray_address, None if args.resume else args.provider)
+        if not args.resume:
+            from pipeline.synth.providers import check_provider
             check_provider(ws, args.provider)
-        except ValueError as exc:
-            return _refused(ws, args, exc)
+    except ValueError as exc:
+        return _refused(ws, args, exc)
     stop = threading.Event()
     try:
         engine = Engine()
@@ -88,7 +90,8 @@ def cmd_synth(args) -> int:
                                concurrency=args.concurrency, provider=args.provider, run_id=args.run_id,
                                resume=args.resume, min_len=args.min_len, max_len=args.max_len,
                                benchmark_dir=args.benchmark, progress=tick, stop=stop, engine=engine,
-                               allow_network=args.allow_network, budget_usd=args.budget_usd)
+                               allow_network=args.allow_network, budget_usd=args.budget_usd,
+                               executor=args.executor, ray_address=args.ray_address)
     except KeyboardInterrupt:
         stop.set()
         engine.kill_all()
@@ -156,6 +159,17 @@ def _print_failures(failures: list[dict]) -> None:
                   soft_wrap=True)
 
 
+def add_executor_options(parser: argparse.ArgumentParser, what: str, note: str = "") -> None:
+    """`--executor local|ray --ray-address ADDR`, as every stage that runs containers takes them."""
+    from workbench.executors.protocol import EXECUTORS
+    parser.add_argument("--executor", choices=list(EXECUTORS), default="local",
+                        help=f"where the {what} run: local threads (default) or Ray tasks on a cluster whose "
+                             f"nodes have Docker and the `docker` resource{note}")
+    parser.add_argument("--ray-address", default=None, metavar="ADDR",
+                        help="with --executor ray: the cluster (auto, ray://host:port or host:port); "
+                             "none: start or attach a local one")
+
+
 def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]) -> None:
     from pipeline.synth.limits import DEFAULT_CONCURRENCY, MAX_STEPS, MIN_LEN
     from pipeline.synth.protocol import PROVIDERS
@@ -186,6 +200,7 @@ def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]
     s.add_argument("--allow-network", action="store_true",
                    help="let tasks whose task.toml asks for it (allow_internet) reach the network; "
                         "also the workspace setting sandbox.allow_network in config.json")
+    add_executor_options(s, "paths", " (offline provider only)")
     s.add_argument("--resume", action="store_true",
                    help="continue an unfinished run: the latest one, or the one given by --run-id")
     s.add_argument("--run-id", default=None,

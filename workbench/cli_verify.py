@@ -6,7 +6,6 @@ import argparse
 import json
 import re
 import tomllib
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -39,9 +38,9 @@ def with_task_name(toml_text: str, folder: Path) -> str:
         toml_text.rstrip("\n") + f"\n\n[task]\n{line}\n"
 
 
-def verify_folder(folder: Path, engine, benchmark=None, allow_network: bool = False) -> FolderVerdict:
-    from pipeline.verify.failures import first_failed, verdict
-    from pipeline.verify.run import verify_bundle
+def read_folder(folder: Path):
+    """The folder as an executor item (its files travel in it), or why it cannot be verified."""
+    from pipeline.verify.run import BundleItem
     from workbench.sandbox.bundle import BundleError, TaskBundle, read_bundle
     try:
         bundle = read_bundle(folder)
@@ -50,17 +49,50 @@ def verify_folder(folder: Path, engine, benchmark=None, allow_network: bool = Fa
     files = dict(bundle.files)
     if "task.toml" in files:
         files["task.toml"] = with_task_name(files["task.toml"].decode("utf-8", "replace"), folder).encode()
-    checks = verify_bundle(TaskBundle(files, bundle.executables), engine=engine, benchmark=benchmark,
-                           allow_network=allow_network)
+    return BundleItem(str(folder), TaskBundle(files, bundle.executables))
+
+
+def folder_verdict(folder: str, checks) -> FolderVerdict:
+    from pipeline.verify.failures import first_failed, verdict
     failed = first_failed(checks)
-    return FolderVerdict(str(folder), verdict(checks), failed.name if failed else None,
+    return FolderVerdict(folder, verdict(checks), failed.name if failed else None,
                          failed.reason if failed else "every check passed",
                          [{"name": c.name, "passed": c.passed, "reason": c.reason, "seconds": round(c.seconds, 2)}
                           for c in checks])
 
 
+def verify_folders(folders: list[Path], ctx, executor) -> list[FolderVerdict]:
+    """Every folder's verdict, in the order given: folders are read here (the driver), the checks
+    run on `executor` (pipeline.verify.run.verify_item), and each verdict is made as it arrives."""
+    import functools
+
+    from pipeline.verify.run import verify_item
+    read = [read_folder(f) for f in folders]
+    items = [r for r in read if not isinstance(r, FolderVerdict)]
+    verdicts: dict[str, FolderVerdict] = {}
+
+    def commit(item, checks) -> None:
+        verdicts[item.key] = folder_verdict(item.key, checks)
+
+    def on_error(item, exc: BaseException) -> None:
+        verdicts[item.key] = FolderVerdict(item.key, "rejected", "verify",
+                                           f"verification crashed: {type(exc).__name__}: {exc}")
+    executor.run(list({it.key: it for it in items}.values()),   # a folder named twice is verified once
+                 functools.partial(verify_item, ctx=ctx), commit=commit, on_error=on_error)
+    return [r if isinstance(r, FolderVerdict) else verdicts[r.key] for r in read]
+
+
 def cmd_verify(args) -> int:
     from workbench.sandbox.engine import Engine, SandboxError
+    from workbench.executors.factory import make_executor
+    if args.concurrency < 1:
+        err.print(f"[red]--concurrency must be at least 1, got {args.concurrency}[/red]")
+        return 2
+    try:
+        executor = make_executor(args.executor, concurrency=args.concurrency, ray_address=args.ray_address)
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]")
+        return 2
     try:
         engine = Engine()
     except SandboxError as exc:
@@ -79,8 +111,9 @@ def cmd_verify(args) -> int:
     except ValueError as exc:
         err.print(f"[red]{exc}[/red]")
         return 2
-    with ThreadPoolExecutor(max(1, args.concurrency)) as pool:
-        verdicts = list(pool.map(lambda f: verify_folder(f, engine, benchmark, allow_network), args.folders))
+    from pipeline.verify.run import VerifyContext
+    ctx = VerifyContext(benchmark=benchmark, allow_network=allow_network, engine=engine)
+    verdicts = verify_folders(args.folders, ctx, executor)
     if args.json:
         print(json.dumps([asdict(v) for v in verdicts], indent=2))
     else:
@@ -102,6 +135,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--concurrency", type=int, default=2, help="folders verified at once (default 2)")
     s.add_argument("--benchmark", type=Path, default=None, help="benchmark folder for 14-gram decontamination")
     s.add_argument("--json", action="store_true", help="print the verdicts as JSON (exit code 1 if any is rejected)")
+    from workbench.cli_synthesis import add_executor_options
+    add_executor_options(s, "folders' checks")
     s.add_argument("--allow-network", action="store_true",
                    help="let tasks whose task.toml asks for it (allow_internet) reach the network; "
                         "also the workspace setting sandbox.allow_network in config.json")

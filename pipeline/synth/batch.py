@@ -27,6 +27,7 @@ from pipeline.synth.protocol import PathContext, Synthesizer
 from pipeline.synth.providers import OpenSynthesizer, check_provider, open_synthesizer
 from pipeline.synth.worker import PathItem, PathOutcome, WorkerContext, synthesize_path
 from pipeline.verify.decontam import BenchmarkIndex
+from pipeline.verify.run import VerifyContext
 from workbench.config import workspace_allows_network
 from workbench.executors.factory import make_executor
 from workbench.executors.local import LocalExecutor
@@ -58,7 +59,8 @@ class SynthBatch:
         self.synthesizer = synthesizer
         self.executor = executor or LocalExecutor(self.concurrency)
         self.context = WorkerContext(synthesizer=synthesizer, base_image=base_image_name(), run_id=run_id,
-                                     benchmark=benchmark, allow_network=allow_network, engine=engine, stop=stop)
+                                     sandbox=VerifyContext(benchmark=benchmark, allow_network=allow_network,
+                                                           engine=engine, stop=stop))
         # Why the batch halted (the budget is spent: take no more paths, but let running ones
         # finish and keep what they make, unlike `stop`, which kills containers; or the LLM
         # endpoint failed); None while it goes on.

@@ -21,6 +21,8 @@ class SynthParams:
     concurrency: int = DEFAULT_CONCURRENCY
     seed: int = 0
     budget_usd: float | None = None    # the LLM spending cap of the batch (None: the workspace's, if any)
+    executor: str = "local"            # or "ray" (offline provider only)
+    ray_address: str | None = None     # with "ray": the cluster (None: start or attach a local one)
 
 
 def new_run_id() -> str:
@@ -36,6 +38,10 @@ def launch(ws: Workspace, params: SynthParams) -> str:
             "--no-progress"]
     if params.budget_usd is not None:
         args += ["--budget-usd", repr(float(params.budget_usd))]
+    if params.executor != "local":
+        args += ["--executor", params.executor]
+    if params.ray_address:
+        args += ["--ray-address", params.ray_address]
     store.create_run(ws.db, run_id, params.sampler, params.n_paths, params.seed, params.provider,
                      params.concurrency, None)
     pid = _JOBS.spawn(ws, run_id, args)

@@ -13,19 +13,16 @@ and from a Ray task (no exception has to survive pickling).
 """
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Literal
 
 from pipeline.synth.protocol import PathContext, Synthesizer, SynthTools
-from pipeline.verify.decontam import BenchmarkIndex
-from pipeline.verify.run import verify_bundle
+from pipeline.verify.run import VerifyContext
 from workbench.llm.budget import BudgetExceeded
 from workbench.llm.client import LLMCallError
 from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.bundle import TaskBundle
-from workbench.sandbox.engine import Engine
 
 
 @dataclass(frozen=True)
@@ -73,50 +70,23 @@ class PathOutcome:
 
 @dataclass
 class WorkerContext:
-    """What every path of a batch shares. Locally `engine` and `stop` are the driver's (a stop
-    kills the containers in flight); pickled for Ray they are dropped and the worker makes its
-    own (`Engine` of its node's Docker, a stop that is never set: running items finish)."""
+    """What every path of a batch shares: the synthesizer (it must pickle for Ray: the offline
+    one does), the base image, the run id, and `sandbox` (engine, stop, benchmark, network
+    opt-in: pickled, it makes the worker's own engine and stop)."""
     synthesizer: Synthesizer
     base_image: str
     run_id: str
-    benchmark: BenchmarkIndex | None = None
-    allow_network: bool = False
-    engine: Engine | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
+    sandbox: VerifyContext = field(default_factory=VerifyContext)
 
     def __getstate__(self) -> dict:
-        state = dict(self.__dict__)
-        state["engine"], state["stop"] = None, None
-        state.pop("_tools", None)
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self.stop = threading.Event()
-        self.__dict__["_remote"] = True      # unpickled: on a worker, which makes its own engine
+        return {k: v for k, v in self.__dict__.items() if k != "_tools"}
 
     def tools(self) -> SynthTools:
         if self.__dict__.get("_tools") is None:
-            if self.engine is None and self.__dict__.get("_remote"):
-                self.engine = _node_engine()
-            self.__dict__["_tools"] = SynthTools(engine=self.engine, base_image=self.base_image,
-                                                 benchmark=self.benchmark, allow_network=self.allow_network,
-                                                 stop=self.stop, run_id=self.run_id)
+            sb = self.sandbox
+            self.__dict__["_tools"] = SynthTools(engine=sb.the_engine(), base_image=self.base_image, benchmark=sb.benchmark,
+                                                 allow_network=sb.allow_network, stop=sb.stop, run_id=self.run_id)
         return self.__dict__["_tools"]
-
-
-_ENGINE: Engine | None = None
-_ENGINE_LOCK = threading.Lock()
-
-
-def _node_engine() -> Engine:
-    """One engine per worker process (a Ray worker runs many items): it does not sweep, since
-    what other processes on the node left is theirs or the driver's to clear."""
-    global _ENGINE
-    with _ENGINE_LOCK:
-        if _ENGINE is None:
-            _ENGINE = Engine(sweep=False)
-        return _ENGINE
 
 
 def synthesize_path(item: PathItem, ctx: WorkerContext) -> PathOutcome:
@@ -133,7 +103,8 @@ def _synthesize(item: PathItem, ctx: WorkerContext) -> PathOutcome:
 
     def outcome(kind: Kind, **kw) -> PathOutcome:
         return PathOutcome(path_id, task_id, kind, **kw)
-    if ctx.stop.is_set():
+    stop = ctx.sandbox.stop
+    if stop.is_set():
         return outcome("dropped")
     tools = ctx.tools()
     try:
@@ -145,12 +116,12 @@ def _synthesize(item: PathItem, ctx: WorkerContext) -> PathOutcome:
             return outcome("failed", error=f"synthesis failed: {exc.__class__.__name__}: {exc}")
         return outcome("halt", halt=f"the LLM endpoint failed ({exc.error_class}: {str(exc)[:300]})", stop_all=True)
     except Exception as exc:  # a recipe or synthesizer bug must not sink the batch; it is recorded
-        if ctx.stop.is_set():
+        if stop.is_set():
             return outcome("dropped")
         return outcome("failed", error=f"synthesis failed: {exc.__class__.__name__}: {exc}")
     timings = {k: float(v) for k, v in made.timings.items() if k != "total_s"}   # total_s: the worker's own
     attempts = [a.model_dump() if hasattr(a, "model_dump") else a for a in made.attempts]   # the store checks them
-    if ctx.stop.is_set() and (made.task is None or made.checks is not None):
+    if stop.is_set() and (made.task is None or made.checks is not None):
         return outcome("dropped")   # made while the stop killed its containers: proves nothing
     task = made.task
     if task is None:   # e.g. an environment that never built: what was tried is kept all the same
@@ -172,28 +143,27 @@ def _synthesize(item: PathItem, ctx: WorkerContext) -> PathOutcome:
                   skill_fidelity=[f.as_dict() for f in task.fidelity], attempts=attempts, checks=made.checks,
                   timings=timings)
     if out.checks is None:
-        return _verify(out, ctx, tools)
+        return _verify(out, ctx.sandbox)
     return out
 
 
-def _verify(out: PathOutcome, ctx: WorkerContext, tools: SynthTools) -> PathOutcome:
+def _verify(out: PathOutcome, sandbox: VerifyContext) -> PathOutcome:
     """The batch's own verification of a bundle its synthesizer did not verify."""
-    if ctx.stop.is_set():
+    if sandbox.stop.is_set():
         out.kind = "dropped"
         return out
     t0 = time.monotonic()
     try:
-        checks = verify_bundle(out.bundle, engine=tools.engine, benchmark=ctx.benchmark,
-                               allow_network=ctx.allow_network)
+        checks = sandbox.verify(out.bundle)
     except Exception as exc:  # an engine hiccup on one task must not sink the batch
-        if ctx.stop.is_set():
+        if sandbox.stop.is_set():
             out.kind = "dropped"
         else:
             out.verify_error = f"verification crashed: {exc.__class__.__name__}: {exc}"
         return out
     finally:
         out.timings["docker_s"] = out.timings.get("docker_s", 0.0) + time.monotonic() - t0
-    if ctx.stop.is_set():
+    if sandbox.stop.is_set():
         out.kind = "dropped"    # checks cut short by the stop prove nothing
         return out
     out.checks = checks

@@ -7,6 +7,9 @@ and the artifact at fault are worked out from them once, in pipeline.verify.fail
 """
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass, field
+
 from pipeline.verify.decontam import BenchmarkIndex, check_decontam
 from pipeline.verify.docker_checks import check_build, check_noop_and_oracle
 from pipeline.verify.rubric import check_rubric
@@ -54,3 +57,62 @@ def _say_limits(checks: list[CheckResult], granted: Grant) -> list[CheckResult]:
 def image_for(bundle: TaskBundle) -> str:
     from workbench.sandbox.engine import ENV_REPOSITORY
     return f"{ENV_REPOSITORY}:{bundle.environment_hash()[:20]}"
+
+
+@dataclass(frozen=True)
+class BundleItem:
+    """One bundle to verify as an executor item: its files travel in it, so a worker reads
+    nothing from the driver's disk. `name`: where it came from (a folder), also its key."""
+    name: str
+    bundle: TaskBundle
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+
+@dataclass
+class VerifyContext:
+    """What every verifying worker shares. Locally `engine` and `stop` are the driver's (a stop
+    kills the containers in flight); pickled for Ray they are dropped and the worker makes its
+    own: this node's engine, once per process, and a stop that is never set (running items finish)."""
+    benchmark: BenchmarkIndex | None = None
+    allow_network: bool = False
+    engine: Engine | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "engine": None, "stop": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.stop = threading.Event()
+        self.__dict__["_on_worker"] = True      # the engine is made on first use, of this node's Docker
+
+    def the_engine(self) -> Engine | None:
+        if self.engine is None and self.__dict__.get("_on_worker"):
+            self.engine = node_engine()
+        return self.engine
+
+    def verify(self, bundle: TaskBundle) -> list[CheckResult]:
+        return verify_bundle(bundle, engine=self.the_engine(), benchmark=self.benchmark,
+                             allow_network=self.allow_network)
+
+
+def verify_item(item: BundleItem, ctx: VerifyContext) -> list[CheckResult]:
+    """The executor's pure function of `workbench verify`: checks, nothing written."""
+    return ctx.verify(item.bundle)
+
+
+_NODE_ENGINE: Engine | None = None
+_NODE_LOCK = threading.Lock()
+
+
+def node_engine() -> Engine:
+    """One engine per worker process (a Ray worker runs many items). It does not sweep: what
+    other processes on the node left is theirs, or their driver's, to clear."""
+    global _NODE_ENGINE
+    with _NODE_LOCK:
+        if _NODE_ENGINE is None:
+            _NODE_ENGINE = Engine(sweep=False)
+        return _NODE_ENGINE
