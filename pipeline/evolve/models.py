@@ -22,6 +22,8 @@ OPERATOR_LABELS = {
 }
 _MARK = re.compile(r"__([dbe])(\d+)")
 PRODUCTIVE_ZONE = "0 < r < 1"      # where a task still teaches: some rollouts pass, some fail
+# Rollouts left out of a pass rate: one whose worker raised says nothing about the task's difficulty.
+NOT_COUNTED = ("crashed",)
 
 
 def operator_for(pass_rate: float) -> str:

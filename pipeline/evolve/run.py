@@ -23,8 +23,8 @@ import pandas as pd
 
 from analysis.difficulty import task_difficulty
 from pipeline.evolve.backends import Backends
-from pipeline.evolve.models import EvolveOperator, NoVariant, ParentTask, VariantDraft, generation, operator_for, \
-    root_of, variant_id
+from pipeline.evolve.models import NOT_COUNTED, EvolveOperator, NoVariant, ParentTask, VariantDraft, generation, \
+    operator_for, root_of, variant_id
 from pipeline.evolve.report import EvolveReport, round_rows
 from pipeline.rollouts.batch import check_args, run_rollouts
 from pipeline.synth.limits import DEFAULT_CONCURRENCY
@@ -44,7 +44,6 @@ from workbench.workspace import Workspace
 
 DEFAULT_AGENT = "noisy-oracle"
 DEFAULT_K = 4
-NOT_COUNTED = ("crashed",)     # a rollout whose worker raised says nothing about the task's difficulty
 Progress = Callable[[dict], None]
 
 
