@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.graph import coverage_sampler, sampling
-from pipeline.graph.samplers import SAMPLERS, UNCOVERED_IN
+from pipeline.graph.samplers import SAMPLERS, UNCOVERED_IN, DrawState, draw
 from pipeline.graph.assemble import assemble
 from workbench.store import graph as store
 from workbench.workspace import Workspace
@@ -157,26 +157,10 @@ def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max
     nodes_by_anchor, skills_by_id = store.visit_counts(ws.db)
     node_counts = np.array([nodes_by_anchor.get(a, 0) for a in g.anchors], dtype=np.int64)
     skill_counts = np.array([skills_by_id.get(s, 0) for s in g.skill_ids], dtype=np.int64)
-    carried = [node_counts, skill_counts]   # redraws see the counts of every draw before them
-    pairs_carried = [stored_pair_counts(ws, g) if sampler == "coverage-aware" and uncovered_in == "workspace"
-                     else None]
-
-    def draw(k: int, s: int) -> sampling.Paths:
-        if sampler == "inverse-frequency":
-            paths, carried[0], carried[1] = sampling.sample_inverse_frequency(
-                tg, k, s, min_len=min_len, max_len=max_len, node_counts=carried[0], skill_counts=carried[1])
-            return paths
-        if sampler == "coverage-aware":
-            paths, pairs_carried[0] = coverage_sampler.sample_coverage_aware(
-                tg, k, s, min_len=min_len, max_len=max_len, pair_counts=pairs_carried[0])
-            return paths
-        if sampler == "random-walk":
-            return sampling.sample_random_walk(tg, k, s, min_len, max_len)
-        if sampler == "single-skill":
-            return sampling.sample_single_skill(tg, k, s)
-        return sampling.sample_random_multi_skill(tg, k, s, min_len, max_len)
-
-    paths, redrawn, short = distinct_paths(draw, n, seed)
+    # redraws see the counts of every draw before them
+    state = DrawState(node_counts, skill_counts,
+                      stored_pair_counts(ws, g) if sampler == "coverage-aware" and uncovered_in == "workspace" else None)
+    paths, redrawn, short = distinct_paths(lambda k, s: draw(tg, sampler, k, s, min_len, max_len, state), n, seed)
     if short == n:
         raise ValueError("the graph gave no path with a step (does it have transitions?)")
     batch_id = uuid.uuid4().hex[:12]
