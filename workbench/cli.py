@@ -10,6 +10,7 @@ from rich.table import Table
 
 from pipeline.graph.samplers import SAMPLERS, UNCOVERED_IN
 from workbench import app_server, cli_export, cli_graph, cli_judge, cli_replay, cli_rollout, cli_synthesis, cli_verify
+from workbench import cli_evolve
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
 from workbench.demo_build import DEMO_TASKS, ensure_demo  # noqa: F401  (moved there; still importable from here)
@@ -252,6 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_replay.add_commands(sub, common)
     cli_rollout.add_commands(sub, common)
     cli_judge.add_commands(sub, common)
+    cli_evolve.add_commands(sub, common)
     return p
 
 

@@ -22,6 +22,8 @@ OPERATOR_LABELS = {
 }
 _MARK = re.compile(r"__([dbe])(\d+)")
 PRODUCTIVE_ZONE = "0 < r < 1"      # where a task still teaches: some rollouts pass, some fail
+DEFAULT_AGENT = "noisy-oracle"     # whose pass rates drive a run unless told (simulated, runs without an LLM)
+DEFAULT_K = 4                      # rollouts per variant (and per parent that has none yet)
 # Rollouts left out of a pass rate: one whose worker raised says nothing about the task's difficulty.
 NOT_COUNTED = ("crashed",)
 

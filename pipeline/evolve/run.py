@@ -23,8 +23,8 @@ import pandas as pd
 
 from analysis.difficulty import task_difficulty
 from pipeline.evolve.backends import Backends
-from pipeline.evolve.models import NOT_COUNTED, EvolveOperator, NoVariant, ParentTask, VariantDraft, generation, \
-    operator_for, root_of, variant_id
+from pipeline.evolve.models import (DEFAULT_AGENT, DEFAULT_K, NOT_COUNTED, EvolveOperator, NoVariant, ParentTask,
+                                   VariantDraft, generation, operator_for, root_of, variant_id)
 from pipeline.evolve.report import EvolveReport, round_rows
 from pipeline.rollouts.batch import check_args, run_rollouts
 from pipeline.synth.limits import DEFAULT_CONCURRENCY
@@ -32,6 +32,8 @@ from pipeline.verify import failures
 from pipeline.verify.run import BundleItem, VerifyContext, verify_item
 from workbench.config import workspace_allows_network
 from workbench.executors.factory import make_executor
+from workbench.llm.budget import BudgetExceeded
+from workbench.llm.client import LLMCallError
 from workbench.models import CheckResult, TaskRecord
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import read_bundle, write_bundle
@@ -42,8 +44,6 @@ from workbench.store import rollouts as rollout_store
 from workbench.store import tasks as task_store
 from workbench.workspace import Workspace
 
-DEFAULT_AGENT = "noisy-oracle"
-DEFAULT_K = 4
 Progress = Callable[[dict], None]
 
 
@@ -222,6 +222,15 @@ class EvolveRun:
             draft = backend.make(parent, op, 1)
         except NoVariant as exc:
             self._lineage(parent, op, vid, provider, "no_variant", error=str(exc))
+            return None
+        except BudgetExceeded:      # unfinished, not failed: a resume (with more budget) makes it
+            self.report.notes.append(f"{vid}: not made, the LLM budget is spent")
+            return None
+        except LLMCallError as exc:
+            if not exc.endpoint_fault:
+                self._lineage(parent, op, vid, provider, "failed", error=f"{type(exc).__name__}: {exc}")
+            else:
+                self.report.notes.append(f"{vid}: not made, the LLM endpoint failed ({exc.error_class})")
             return None
         except Exception as exc:   # an operator bug must not sink the round; it is recorded
             if self.stop.is_set():

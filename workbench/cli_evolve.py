@@ -1,0 +1,149 @@
+"""`workbench evolve`: SETA-Evol rounds of difficulty evolution (pipeline/evolve)."""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+
+from rich.table import Table
+from rich.text import Text
+
+from workbench.console import err, out
+from workbench.console import progress_bar as _progress
+from workbench.workspace import Workspace
+
+EXIT_BAD_ARGS = 2
+EXIT_CANCELLED = 3
+
+
+def cmd_evolve(args) -> int:
+    from pipeline.evolve.run import check_evolve_args, run_evolve
+    from workbench.sandbox.engine import Engine, SandboxError
+    try:   # bad arguments are told before anything is touched
+        _check_combination(args)
+        if not args.resume:
+            check_evolve_args(rounds=args.rounds, agent=args.agent, model=args.model, k=args.k, keep_p=args.p,
+                              concurrency=args.concurrency, executor=args.executor or "local",
+                              ray_address=args.ray_address)
+    except ValueError as exc:
+        err.print(f"[red]{exc}[/red]", soft_wrap=True)
+        return EXIT_BAD_ARGS
+    ws = Workspace.open(args.workspace)
+    try:
+        engine = Engine()
+    except SandboxError as exc:
+        return _refused(ws, args, exc, 1)
+    stop = threading.Event()
+
+    def on_signal(signum, frame):   # Ctrl-C, or cancel from the dashboard: stop; a second one kills at once
+        if stop.is_set():
+            engine.kill_all()
+        stop.set()
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    progress, update = _progress("evolve", not args.no_progress and not args.json)
+
+    def tick(p: dict) -> None:
+        update(p["done"], p["total"], f"round {p['round']} · {p['phase']}")
+        if args.no_progress:
+            print(f"progress round={p['round']} phase={p['phase'].replace(' ', '_')} done={p['done']} "
+                  f"total={p['total']}", flush=True)
+    try:
+        with progress:
+            report = run_evolve(ws, task_ids=None if args.accepted or args.resume else args.tasks,
+                                rounds=args.rounds, agent=args.agent, model=args.model, k=args.k, keep_p=args.p,
+                                concurrency=args.concurrency, executor=args.executor or "local",
+                                ray_address=args.ray_address, run_id=args.resume or args.run_id,
+                                resume=bool(args.resume), progress=tick, stop=stop, engine=engine)
+    except ValueError as exc:
+        return _refused(ws, args, exc, EXIT_BAD_ARGS)
+    except SandboxError as exc:
+        return _refused(ws, args, exc, 1)
+    except KeyboardInterrupt:
+        engine.kill_all()
+        err.print("Interrupted; what was made is kept. Continue with `workbench evolve --resume RUN_ID`.")
+        return 130
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+    if args.json:
+        print(json.dumps(report.as_dict(), indent=2, default=str))
+    else:
+        print_report(report)
+    if report.status != "done":
+        return EXIT_CANCELLED
+    return 0 if report.made or report.reused else 1     # nothing could be made: said per parent in the lineage
+
+
+def _check_combination(args) -> None:
+    if args.resume:
+        given = [f for f, v in (("--tasks", args.tasks), ("--accepted", args.accepted), ("--run-id", args.run_id),
+                                ("--p", args.p is not None), ("--model", args.model)) if v]
+        if given:
+            raise ValueError(f"--resume continues a run as it was started: {', '.join(given)} cannot be given with it")
+        return
+    if not (args.tasks or args.accepted):
+        raise ValueError("say which tasks: --tasks ID… or --accepted")
+    if args.tasks and args.accepted:
+        raise ValueError("--tasks and --accepted exclude each other")
+
+
+def _refused(ws: Workspace, args, exc: Exception, code: int) -> int:
+    """Say why the run cannot go on; launched from the dashboard, say it on the run itself."""
+    err.print(f"[red]{exc}[/red]", soft_wrap=True)
+    run_id = args.run_id or args.resume
+    if run_id:
+        from workbench.store import lineage as store
+        run = store.get_run(ws.db, run_id)
+        if run is not None and run["status"] in ("pending", "running"):
+            store.finish_run(ws.db, run_id, "failed", str(exc)[:2000])
+    return code
+
+
+def _rate(v) -> str:
+    return "–" if v is None else f"{v:.2f}"
+
+
+def print_report(report) -> None:
+    out.print(Text(f"Evolve run {report.run_id} {report.status}: {report.agent}"
+                   + (f" ({report.model})" if report.model else "") + f"; {report.summary()}; {report.seconds:.1f}s."),
+              soft_wrap=True)
+    table = Table("round", "operator", "parents", "made", "accepted", "no variant", "failed", "pass rate before → after")
+    for r in report.rows:
+        table.add_row(str(r.round), r.operator, str(r.parents), str(r.made), str(r.accepted), str(r.no_variant),
+                      str(r.failed), f"{_rate(r.rate_before)} → {_rate(r.rate_after)}")
+    out.print(table)
+    for note in report.notes:
+        err.print(Text.assemble(("Note: ", "yellow"), note), soft_wrap=True)
+    if report.status != "done":
+        out.print(Text(f"  {report.message}"), soft_wrap=True)
+
+
+def add_commands(sub, common: argparse.ArgumentParser) -> None:
+    from pipeline.agents.protocol import AGENTS
+    from pipeline.evolve.models import DEFAULT_AGENT, DEFAULT_K
+    from workbench.executors.protocol import EXECUTORS
+    s = sub.add_parser("evolve", parents=[common],
+                       help="SETA-Evol: harder / context-switch / easier variants of tasks by their pass rates")
+    s.add_argument("--tasks", nargs="+", metavar="ID", default=None, help="the tasks to evolve (accepted ones)")
+    s.add_argument("--accepted", action="store_true", help="evolve every accepted original task")
+    s.add_argument("--rounds", type=int, default=1, help="rounds (each evolves the previous round's accepted variants)")
+    s.add_argument("--agent", choices=AGENTS, default=DEFAULT_AGENT,
+                   help=f"whose pass rates choose the operators, and who rolls out the variants (default "
+                        f"{DEFAULT_AGENT}: the task's solution with each step kept with probability --p; simulated, "
+                        "not a model)")
+    s.add_argument("--p", type=float, default=None, metavar="P", help="noisy-oracle: the chance each step is kept")
+    s.add_argument("--model", default=None, help="terminus-2: the model")
+    s.add_argument("-k", type=int, default=DEFAULT_K,
+                   help=f"rollouts per variant, and per parent that has none yet (default {DEFAULT_K})")
+    s.add_argument("--concurrency", type=int, default=None, help="verifications / rollouts at once")
+    s.add_argument("--executor", choices=EXECUTORS, default=None,
+                   help="where verification and rollouts run: local (the default) or ray")
+    s.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="--executor ray: the cluster (auto, ray://host:port or host:port; empty: a local one)")
+    s.add_argument("--resume", default=None, metavar="RUN_ID",
+                   help="continue a run: variants verified before are not made again, stored rollouts are skipped")
+    s.add_argument("--run-id", default=None, help="the id to give the new run")
+    s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
+    s.add_argument("--json", action="store_true", help="print the report as JSON")
+    s.set_defaults(func=cmd_evolve)
