@@ -10,12 +10,16 @@ thousands of extra out-transitions ("a git repository", "a CSV file in /data").
 Prints paths/s of each numba sampler (after a warm-up call that compiles it) for
 200,000 paths of length <= 6, the naive networkx random walk on 5,000 paths, their ratio,
 and unique (scenario, skill) pairs of inverse-frequency vs random walk (and vs single
-skill) at the same budget of 20,000 paths. Last line:
-``RESULT paths_per_s=… sampler_speedup=… coverage_ratio=… rw_speedup=… single_skill_ratio=…``
+skill) at the same budget of 20,000 paths; the same for the coverage-aware sampler
+(pipeline/graph/coverage_sampler.py). Last line:
+``RESULT paths_per_s=… sampler_speedup=… coverage_ratio=… rw_speedup=… single_skill_ratio=…
+coverage_aware_paths_per_s=… coverage_aware_speedup=… coverage_aware_ratio=…``
 where paths_per_s is the inverse-frequency sampler's rate, sampler_speedup is that rate
 over the networkx walk's (rw_speedup: the numba random walk's, the same algorithm as the
 baseline), and coverage_ratio / single_skill_ratio are inverse-frequency unique pairs over
-random-walk / single-skill unique pairs at the 20,000-path budget.
+random-walk / single-skill unique pairs at the 20,000-path budget; coverage_aware_* are the
+coverage-aware sampler's rate, that rate over the networkx walk's, and its unique pairs
+over the random walk's at the same budget.
 
 By default the popularity of a scenario as a precondition and as a postcondition are
 independent (outcome scenarios that many skills end in need not start many skills);
@@ -34,6 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from analysis.coverage import normalized_entropy, unique_pairs  # noqa: E402
+from pipeline.graph.coverage_sampler import sample_coverage_aware  # noqa: E402
 from pipeline.graph.sampling import (  # noqa: E402
     networkx_random_walk,
     sample_inverse_frequency,
@@ -112,6 +117,7 @@ def main() -> None:
         "random_walk": lambda n, s=1: sample_random_walk(g, n, s, 2, 6),
         "single_skill": lambda n, s=1: sample_single_skill(g, n, s),
         "random_multi_skill": lambda n, s=1: sample_random_multi_skill(g, n, s, 2, 6),
+        "coverage_aware": lambda n, s=1: sample_coverage_aware(g, n, s, 2, 6)[0],
     }
     G = g.to_networkx()
     for fn in samplers.values():
@@ -137,18 +143,23 @@ def main() -> None:
     u_rw = unique_pairs(samplers["random_walk"](b, 7))
     u_ss = unique_pairs(samplers["single_skill"](b, 7))
     u_rm = unique_pairs(samplers["random_multi_skill"](b, 7))
+    u_ca = unique_pairs(samplers["coverage_aware"](b, 7))
     cov = u_if / u_rw
     print(f"unique (scenario, skill) pairs at {b} paths: inverse-frequency {u_if}, random walk {u_rw}, "
-          f"single skill {u_ss}, random multi-skill {u_rm}")
-    print(f"inverse-frequency / random walk: {cov:.2f}x; inverse-frequency / single skill: {u_if / u_ss:.2f}x")
+          f"single skill {u_ss}, random multi-skill {u_rm}, coverage-aware {u_ca}")
+    print(f"inverse-frequency / random walk: {cov:.2f}x; inverse-frequency / single skill: {u_if / u_ss:.2f}x; "
+          f"coverage-aware / random walk: {u_ca / u_rw:.2f}x")
     U = g.pair_universe()
     big_if, big_rw = unique_pairs(big["inverse_frequency"]), unique_pairs(big["random_walk"])
+    big_ca = unique_pairs(big["coverage_aware"])
     print(f"for reference at {args.paths} paths (the timed runs): inverse-frequency {big_if}, random walk {big_rw} "
-          f"({big_if / big_rw:.2f}x); normalised entropy {normalized_entropy(big['inverse_frequency'], U):.3f} vs "
-          f"{normalized_entropy(big['random_walk'], U):.3f}")
+          f"({big_if / big_rw:.2f}x), coverage-aware {big_ca} ({big_ca / big_rw:.2f}x); normalised entropy "
+          f"{normalized_entropy(big['inverse_frequency'], U):.3f} vs {normalized_entropy(big['random_walk'], U):.3f} "
+          f"(coverage-aware {normalized_entropy(big['coverage_aware'], U):.3f})")
     print(f"RESULT paths_per_s={rates['inverse_frequency']:.0f} sampler_speedup={speedup:.1f} "
           f"coverage_ratio={cov:.2f} rw_speedup={rates['random_walk'] / r_nx:.1f} "
-          f"single_skill_ratio={u_if / u_ss:.2f}")
+          f"single_skill_ratio={u_if / u_ss:.2f} coverage_aware_paths_per_s={rates['coverage_aware']:.0f} "
+          f"coverage_aware_speedup={rates['coverage_aware'] / r_nx:.1f} coverage_aware_ratio={u_ca / u_rw:.2f}")
 
 
 if __name__ == "__main__":
