@@ -151,3 +151,34 @@ def test_with_an_endpoint_terminus2_takes_a_model_and_the_replay_model_is_an_opt
     use.check().run()        # outside the form, so the form changes at once
     assert at.selectbox(key="ro_replay").value == rv.BEHAVIOURS[0]
     assert not [t for t in at.text_input if t.key == "ro_model"]
+
+
+def test_the_executor_choice_goes_to_the_launched_batch_and_terminus2_on_ray_is_refused(rollouts_ws, monkeypatch):
+    """A launch on Ray at an address: the batch process is started with them (its bundle is gone,
+    so it is refused before any cluster is asked); noisy-oracle takes its p; terminus-2 cannot
+    run on Ray and the form says so, starting nothing."""
+    ws, fx = rollouts_ws
+    at = open_page(ws, monkeypatch, "rollouts.py")
+    assert at.radio(key="ro_executor").options == ["local", "ray"] and at.radio(key="ro_executor").value == "local"
+    at.selectbox(key="ro_agent").set_value("noisy-oracle").run()
+    assert any("simulated, not a model" in c.value for c in at.caption)
+    at.number_input(key="ro_p").set_value(0.6)
+    target = TASKS[1].task_id
+    shutil.rmtree(ws.root / "tasks" / target)
+    at.radio(key="ro_scope").set_value("selection")
+    at.multiselect(key="ro_tasks").set_value([target])
+    at.radio(key="ro_executor").set_value("ray")
+    at.text_input(key="ro_ray_address").set_value(" 127.0.0.1:6399 ")
+    button(at, "ro_launch").click().run()
+    assert not at.exception, at.exception
+    runs = ro_store.runs(ws.db)
+    run = runs[~runs["run_id"].isin(RUNS.values())].iloc[0]
+    wait_for_exit(ws, ro_store.get_run(ws.db, run["run_id"]))
+    command = jobs.log_tail(ws, run["run_id"]).split("\n", 1)[0]
+    assert "--agent noisy-oracle" in command and "--p 0.6" in command
+    assert "--executor ray --ray-address 127.0.0.1:6399" in command
+    before = len(ro_store.runs(ws.db))
+    at.selectbox(key="ro_agent").set_value("terminus-2").run()
+    button(at, "ro_launch").click().run()
+    assert any("cannot run with --executor ray" in e.value for e in at.error)
+    assert len(ro_store.runs(ws.db)) == before
