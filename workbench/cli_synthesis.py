@@ -97,9 +97,8 @@ def cmd_synth(args) -> int:
         engine.kill_all()
         err.print("Interrupted; finished tasks are kept. Continue with `workbench synth --resume`.")
         return 130
-    except (ValueError, SandboxError) as exc:
-        err.print(f"[red]{exc}[/red]")
-        return 1
+    except (ValueError, SandboxError) as exc:   # e.g. no Ray cluster at --ray-address: said on the run too
+        return _refused(ws, args, exc)
     if args.json:
         print(json.dumps(report.as_dict(), indent=2))
     else:

@@ -121,3 +121,27 @@ def test_synth_says_why_each_failed_path_gave_no_task(workspace):
     lines = [line.strip() for line in r.stdout.splitlines()]
     assert "1 path(s) gave no task:" in lines
     assert "p4: no offline recipe for resume-tailoring: needs state kinds [markdown-doc]" in lines
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--executor", "ray", "--provider", "llm"], "--executor ray runs the offline synthesizer only"),
+    (["--ray-address", "127.0.0.1:6379"], "--ray-address '127.0.0.1:6379' is only for --executor ray")])
+def test_synth_refuses_an_executor_it_cannot_use_before_anything_is_recorded(tmp_path, args, message):
+    """The llm provider's client (call log, cache, budget) lives in the driver: not on Ray yet."""
+    from workbench.workspace import Workspace
+    root = tmp_path / "ws"
+    r = cli("synth", "--workspace", str(root), *args, env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert r.returncode == 1 and message in " ".join(r.stderr.split()), r.stdout + r.stderr
+    assert "Docker" not in r.stderr                         # the engine was never asked
+    assert store.runs(Workspace.open(root).db).empty
+
+
+@pytest.mark.docker
+def test_synth_on_a_ray_address_where_nothing_listens_says_so_on_the_launched_run(workspace):
+    """Launched from the page with a run id: the refusal is the run's message, not an 'interrupted' run."""
+    store.create_run(workspace.db, "synth-noray", "inverse-frequency", 2, 0, "offline", 1, None)
+    r = cli("synth", "--workspace", str(workspace.root), "--paths", "2", "--run-id", "synth-noray",
+            "--executor", "ray", "--ray-address", "127.0.0.1:9", "--no-progress", timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    run = store.get_run(workspace.db, "synth-noray")
+    assert run["status"] == "failed" and "127.0.0.1:9" in run["message"], run

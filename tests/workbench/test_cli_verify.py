@@ -53,3 +53,17 @@ def test_verify_gives_one_verdict_per_folder(tmp_path):
     assert got["empty"]["failed_check"] == "bundle" and "lacks instruction.md" in got["empty"]["reason"]
     text = cli("verify", str(tmp_path / "hand-written"), timeout=600)
     assert text.returncode == 0 and "ACCEPTED" in text.stdout and "oracle" in text.stdout
+
+
+def test_verify_refuses_a_ray_address_without_the_ray_executor(tmp_path):
+    res = cli("verify", str(tmp_path), "--ray-address", "127.0.0.1:6379")
+    assert res.returncode == 2 and "--ray-address '127.0.0.1:6379' is only for --executor ray" in res.stderr
+
+
+@pytest.mark.docker
+def test_a_folder_named_twice_is_verified_once_and_reported_twice(tmp_path):
+    write_bundle(sum_bundle(), tmp_path / "sum")
+    res = cli("verify", "--json", str(tmp_path / "sum"), str(tmp_path / "sum"), timeout=600)
+    verdicts = json.loads(res.stdout)
+    assert res.returncode == 0 and [v["verdict"] for v in verdicts] == ["accepted", "accepted"]
+    assert verdicts[0] == verdicts[1]
