@@ -24,7 +24,8 @@ import pandas as pd
 
 from analysis import difficulty as d
 from pipeline.agents.protocol import AGENT_LABELS
-from pipeline.evolve.models import LINEAGE_MARKS, OPERATORS, PRODUCTIVE_ZONE, generation, lineage, productive
+from pipeline.evolve.models import (LINEAGE_MARKS, NOT_COUNTED, OPERATORS, PRODUCTIVE_ZONE, generation, lineage,
+                                    productive)
 
 # What SETA-Evol expects each operator to do to r, for captions and the summary table.
 EXPECTED = {"harder": "lowers r", "context_switch": "keeps r about the same", "easier": "raises r"}
@@ -52,13 +53,16 @@ NODE_COLUMNS = ["task_id", "parent_id", "operator", "mark", "generation", "round
 
 @dataclass(frozen=True)
 class AgentConfig:
-    """One agent (and model, "" for none) whose rollouts give the pass rates."""
+    """One agent config whose rollouts give the pass rates, as the evolve driver tells them apart:
+    agent and model ("" for none); an agent without a model also by the label its rollouts are
+    stored under (noisy-oracle's carries its p, so rates at p = 0.8 and 0.5 stay apart)."""
     agent: str
     model: str = NO_MODEL
+    stored_label: str = ""
 
     @property
     def label(self) -> str:
-        return d.agent_label(self.agent, self.model or None)
+        return self.stored_label or d.agent_label(self.agent, self.model or None)
 
     @property
     def simulated(self) -> bool:
@@ -66,29 +70,57 @@ class AgentConfig:
         return "simulated" in AGENT_LABELS.get(self.agent, "")
 
 
+def _configs_of(rollouts: pd.DataFrame) -> list[AgentConfig]:
+    """The config of each rollout, row by row."""
+    models = [m if isinstance(m, str) else NO_MODEL for m in rollouts["model"]]
+    stored = rollouts["agent_label"] if "agent_label" in rollouts else [""] * len(rollouts)
+    return [AgentConfig(a, m, "" if m or not isinstance(s, str) else s)
+            for a, m, s in zip(rollouts["agent"], models, stored)]
+
+
 def agent_configs(rollouts: pd.DataFrame, task_ids: Sequence[str] | None = None) -> list[AgentConfig]:
-    """The agent configs with rollouts (on these tasks), in the protocol's order, then by model."""
+    """The agent configs with rollouts (on these tasks), in the protocol's order, then by model and label."""
     if rollouts.empty:
         return []
     mine = rollouts if task_ids is None else rollouts[rollouts["task_id"].isin(set(task_ids))]
     order = {a: i for i, a in enumerate(AGENT_LABELS)}
-    pairs = {(a, m if isinstance(m, str) else NO_MODEL) for a, m in zip(mine["agent"], mine["model"])}
-    return [AgentConfig(a, m) for a, m in sorted(pairs, key=lambda p: (order.get(p[0], 99), p[0], p[1]))]
+    return sorted(set(_configs_of(mine)), key=lambda c: (order.get(c.agent, 99), c.agent, c.model, c.stored_label))
 
 
-def default_config(configs: Sequence[AgentConfig], agent: str | None, model: str | None = None) -> int:
-    """The index of the evolve run's own agent config among `configs` (0 when it has none there)."""
-    want = AgentConfig(agent or "", model or NO_MODEL)
-    return next((i for i, c in enumerate(configs) if c == want),
-                next((i for i, c in enumerate(configs) if c.agent == agent), 0))
+def run_config(agent: str, model: object = None, params: object = None) -> AgentConfig:
+    """The agent config an evolve run's rates are of (its agent, model and, for an agent without a
+    model, the label its rollouts carry, e.g. noisy-oracle's with the run's p), as the driver reads them."""
+    model = model if isinstance(model, str) else NO_MODEL
+    if model:
+        return AgentConfig(agent, model)
+    if isinstance(params, str):
+        params = _json_object(params)
+    keep_p = params.get("keep_p") if isinstance(params, dict) else None
+    from pipeline.agents.factory import make_agent   # the label is the agent's own; cheap, but not at import
+    try:
+        return AgentConfig(agent, NO_MODEL, make_agent(agent, keep_p=keep_p).label)
+    except ValueError:                # an agent this version does not know (imported rollouts): by name only
+        return AgentConfig(agent)
+
+
+def default_config(configs: Sequence[AgentConfig], wanted: AgentConfig) -> int:
+    """The index of `wanted` (an evolve run's config) among `configs`; else the first of its agent
+    and model, else of its agent, else 0."""
+    for same in (lambda c: c == wanted, lambda c: (c.agent, c.model) == (wanted.agent, wanted.model),
+                 lambda c: c.agent == wanted.agent):
+        hit = next((i for i, c in enumerate(configs) if same(c)), None)
+        if hit is not None:
+            return hit
+    return 0
 
 
 def pass_rates(rollouts: pd.DataFrame, config: AgentConfig) -> pd.DataFrame:
-    """r = passed / rollouts per task, over the rollouts of one agent config."""
+    """r = passed / rollouts per task over the rollouts of one agent config, leaving out those the
+    driver leaves out (pipeline.evolve.models.NOT_COUNTED: a crashed worker says nothing of the task)."""
     if rollouts.empty:
         return pd.DataFrame(columns=RATE_COLUMNS)
-    models = rollouts["model"].map(lambda m: m if isinstance(m, str) else NO_MODEL)
-    mine = rollouts[(rollouts["agent"] == config.agent) & (models == config.model)]
+    mine = rollouts[[c == config for c in _configs_of(rollouts)]]
+    mine = mine[~mine["failure_class"].isin(NOT_COUNTED)]
     out = mine.groupby("task_id", sort=True)["passed"].agg(rollouts="size", passed="sum").reset_index()
     out["passed"] = out["passed"].astype(int)
     out["r"] = out["passed"] / out["rollouts"]
@@ -320,12 +352,17 @@ def run_progress(params: object) -> tuple[float, str] | None:
     """A running evolve run's position (params["progress"]: round, phase, done, total) as a bar's
     fraction and text; None before the driver reported any."""
     if isinstance(params, str):     # evolve_runs_frame hands the JSON column over as text
-        try:
-            params = json.loads(params)
-        except ValueError:
-            return None
+        params = _json_object(params)
     p = params.get("progress") if isinstance(params, dict) else None
     if not isinstance(p, dict) or not p.get("total"):
         return None
     done, total = int(p.get("done") or 0), int(p["total"])
     return min(1.0, done / total), f"round {p.get('round', '?')} · {p.get('phase', '')}: {done}/{total}"
+
+
+def _json_object(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -50,8 +50,8 @@ if not configs:
     st.warning("None of these tasks has rollouts yet, so there are no pass rates to show.")
     st.stop()
 config = cols[1].selectbox("Pass rates of", configs, format_func=lambda c: c.label, key="evo_agent",
-                           index=ev.default_config(configs, run["agent"] if run is not None else None,
-                                                   run["model"] if run is not None else None),
+                           index=0 if run is None else ev.default_config(
+                               configs, ev.run_config(run["agent"], run["model"], run["params"])),
                            help="Whose rollouts give r: by default the agent the evolve run used.")
 if config.simulated:
     st.caption(f"⚠ {config.label}: these pass rates are simulated, not a model's.")

@@ -8,12 +8,14 @@ import pandas as pd
 import pytest
 
 from analysis import evolution as ev
-from tests.pages.evolution_fixture import AGENT, K, T2, T2_MODEL, make_evolution_fixture
+from tests.pages.evolution_fixture import (AGENT, CRASHED_TASK, K, LABEL, LABEL_P05, P, P05_TASK, T2, T2_MODEL,
+                                          make_evolution_fixture)
 from workbench.store import lineage as lineage_store
 from workbench.store import rollouts as ro_store
 from workbench.workspace import Workspace
 
-NOISY = ev.AgentConfig(AGENT)
+NOISY = ev.AgentConfig(AGENT, "", LABEL)
+NOISY_P05 = ev.AgentConfig(AGENT, "", LABEL_P05)
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +33,29 @@ def planted(planted_ws):
 
 def test_pass_rates_are_per_agent_config(planted):
     _, rollouts = planted
-    assert ev.agent_configs(rollouts) == [NOISY, ev.AgentConfig(T2, T2_MODEL)]
-    assert ev.agent_configs(rollouts, ["evo01"]) == [NOISY]
+    assert ev.agent_configs(rollouts) == [NOISY_P05, NOISY, ev.AgentConfig(T2, T2_MODEL)]
+    assert ev.agent_configs(rollouts, ["evo02"]) == [NOISY]
     rates = ev.pass_rates(rollouts, NOISY).set_index("task_id")
-    assert rates.loc["evo00", ["rollouts", "passed", "r"]].tolist() == [K, 4, 1.0]
+    # the crashed rollout is left out, as the driver leaves it out: 4 of 4, not 4 of 5
+    assert rates.loc[CRASHED_TASK, ["rollouts", "passed", "r"]].tolist() == [K, 4, 1.0]
+    assert rates.loc[P05_TASK, "r"] == 0.75                    # p = 0.5's 0 of 4 not mixed in
+    assert ev.pass_rates(rollouts, NOISY_P05)[["task_id", "r"]].values.tolist() == [[P05_TASK, 0.0]]
     assert rates.loc["evo03__e1", "r"] == 0.75
     assert "evo02__b1__b1" not in rates.index          # rejected: never rolled out
     t2 = ev.pass_rates(rollouts, ev.AgentConfig(T2, T2_MODEL))
     assert t2.set_index("task_id")["r"].to_dict() == {"evo00": pytest.approx(2 / 3), "evo00__d1": 0.0}
     assert NOISY.simulated and not ev.AgentConfig(T2, T2_MODEL).simulated
-    assert "simulated, not a model" in NOISY.label
+    assert "simulated, not a model" in NOISY.label and NOISY.label.endswith(f"p={P}")
+
+
+def test_the_runs_own_config_is_the_default(planted):
+    _, rollouts = planted
+    configs = ev.agent_configs(rollouts)
+    assert ev.run_config(AGENT, None, f'{{"keep_p": {P}}}') == NOISY
+    assert ev.default_config(configs, ev.run_config(AGENT, None, {"keep_p": P})) == 1
+    assert ev.default_config(configs, ev.run_config(T2, T2_MODEL, "{}")) == 2
+    assert ev.default_config(configs, ev.AgentConfig("oracle")) == 0      # none of its rollouts: the first
+    assert ev.run_config("harbor-agent", None, {}) == ev.AgentConfig("harbor-agent")
 
 
 def test_each_variant_with_its_parents_rate_and_its_own(planted):

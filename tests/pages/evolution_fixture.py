@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
+from pipeline.agents.factory import make_agent
 from pipeline.agents.protocol import AGENT_LABELS
 from pipeline.evolve.models import operator_for, parent_of, root_of
 from pipeline.rollouts.models import RolloutRecord, rollout_key
@@ -24,6 +25,9 @@ from workbench.store import tasks as task_store
 
 RUN_ID = "evofix-run1"
 AGENT = "noisy-oracle"
+P = 0.8
+LABEL = make_agent(AGENT, keep_p=P).label            # its rollouts' stored label carries p
+LABEL_P05 = make_agent(AGENT, keep_p=0.5).label      # another p: other rates, never mixed in
 K = 4
 T2, T2_MODEL = "terminus-2", "gpt-4o-mini"
 
@@ -53,6 +57,8 @@ VARIANTS = (
 )
 # terminus-2 (a model) on two tasks: (task, passed of 3)
 T2_ROLLOUTS = {"evo00": 2, "evo00__d1": 0}
+P05_TASK = "evo01"        # 4 noisy-oracle rollouts at p = 0.5 too, none passed
+CRASHED_TASK = "evo00"    # one more p = 0.8 rollout whose worker crashed: not counted in r
 FAILED_ERROR = "docker build failed: step 3 of the Dockerfile exited 1"
 
 
@@ -77,15 +83,15 @@ def _save_task(ws, task_id: str, verdict: str, n: int) -> str:
 
 
 def _rollouts(ws, task_id: str, bundle_hash: str, agent: str, model: str | None, passed: int, n: int,
-              run_id: str) -> None:
-    for sample in range(n):
-        ok = sample < passed
-        rid = rollout_key(bundle_hash, f"{agent}:{model}" if model else agent, sample)
+              run_id: str, label: str | None = None, failure: str = "test_assertion", first: int = 0) -> None:
+    for sample in range(first, first + n):
+        ok = sample - first < passed
+        rid = rollout_key(bundle_hash, f"{agent}:{model}" if model else (label or agent), sample)
         rec = RolloutRecord(
             rollout_id=rid, run_id=run_id, task_id=task_id, agent=agent,
-            agent_label=AGENT_LABELS[agent] + (f" · {model}" if model else ""), model=model, sample=sample,
+            agent_label=label or AGENT_LABELS[agent] + (f" · {model}" if model else ""), model=model, sample=sample,
             temperature=0.0, source="workbench", reward=float(ok), passed=ok,
-            failure_class=None if ok else "test_assertion", n_tests=4, n_failed=0 if ok else 1, turns=1,
+            failure_class=None if ok else failure, n_tests=4, n_failed=0 if ok else 1, turns=1,
             parse_errors=0, prompt_tokens=0, completion_tokens=0, cost_usd=0.0, agent_s=0.4, verifier_s=1.5,
             total_s=3.0, overhead_ms_per_turn=None, folder=f"runs/{run_id}/rollouts/{rid}")
         ro_store.save_rollout(ws.db, asdict(rec), [])
@@ -95,20 +101,22 @@ def make_evolution_fixture(ws) -> None:
     """Write the originals, the evolve run, every variant tried (tasks, verdicts, lineage rows) and
     the rollouts into ``ws`` (an empty workspace will do)."""
     ro_store.create_run(ws.db, "evofix-rollouts", agent=AGENT, model=None, k=K, concurrency=2,
-                        n_tasks=len(ORIGINALS) + len(VARIANTS), params={"p": 0.8})
+                        n_tasks=len(ORIGINALS) + len(VARIANTS), params={"keep_p": P})
+    ro_store.create_run(ws.db, "evofix-p05", agent=AGENT, model=None, k=K, concurrency=2, n_tasks=1,
+                        params={"keep_p": 0.5})
     ro_store.create_run(ws.db, "evofix-t2", agent=T2, model=T2_MODEL, k=3, concurrency=2,
                         n_tasks=len(T2_ROLLOUTS), params={})
-    lineage_store.create_run(ws.db, RUN_ID, rounds=2, agent=AGENT, model=None, k=K, params={"p": 0.8})
+    lineage_store.create_run(ws.db, RUN_ID, rounds=2, agent=AGENT, model=None, k=K, params={"keep_p": P})
     hashes = {}
     for n, (task_id, passed) in enumerate(ORIGINALS.items()):
         hashes[task_id] = _save_task(ws, task_id, "accepted", n)
-        _rollouts(ws, task_id, hashes[task_id], AGENT, None, passed, K, "evofix-rollouts")
+        _rollouts(ws, task_id, hashes[task_id], AGENT, None, passed, K, "evofix-rollouts", LABEL)
     for n, v in enumerate(VARIANTS, len(ORIGINALS)):
         parent = parent_of(v.task_id)
         if v.status == "made":
             hashes[v.task_id] = _save_task(ws, v.task_id, v.verdict, n)
             if v.passed is not None:
-                _rollouts(ws, v.task_id, hashes[v.task_id], AGENT, None, v.passed, K, "evofix-rollouts")
+                _rollouts(ws, v.task_id, hashes[v.task_id], AGENT, None, v.passed, K, "evofix-rollouts", LABEL)
         op = operator_for(rate(parent))
         lineage_store.save_lineage(ws.db, {
             "task_id": v.task_id, "parent_id": parent, "root_id": root_of(v.task_id), "operator": op,
@@ -117,6 +125,9 @@ def make_evolution_fixture(ws) -> None:
             "error": FAILED_ERROR if v.status == "failed" else (v.change if v.status == "no_variant" else None)})
     for task_id, passed in T2_ROLLOUTS.items():
         _rollouts(ws, task_id, hashes[task_id], T2, T2_MODEL, passed, 3, "evofix-t2")
+    _rollouts(ws, P05_TASK, hashes[P05_TASK], AGENT, None, 0, K, "evofix-p05", LABEL_P05)
+    _rollouts(ws, CRASHED_TASK, hashes[CRASHED_TASK], AGENT, None, 0, 1, "evofix-rollouts", LABEL, "crashed", first=K)
     ro_store.set_run_status(ws.db, "evofix-rollouts", "done", "finished")
     ro_store.set_run_status(ws.db, "evofix-t2", "done", "finished")
+    ro_store.set_run_status(ws.db, "evofix-p05", "done", "finished")
     lineage_store.finish_run(ws.db, RUN_ID, "done", "2 rounds", rounds_done=2)

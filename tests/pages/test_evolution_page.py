@@ -7,7 +7,8 @@ import pytest
 
 from pipeline.agents.protocol import AGENT_LABELS
 from tests.pages.apptest_helpers import chart, frame, metric, open_page, plotly_array
-from tests.pages.evolution_fixture import AGENT, RUN_ID, T2, T2_MODEL, VARIANTS, make_evolution_fixture
+from tests.pages.evolution_fixture import (AGENT, LABEL, LABEL_P05, RUN_ID, T2, T2_MODEL, VARIANTS,
+                                          make_evolution_fixture)
 from workbench.store import lineage as lineage_store
 
 
@@ -34,8 +35,8 @@ def test_the_run_with_its_counts_and_every_tab(page):
     assert metric(at, "Productive, last round") == "100%"
     # noisy-oracle's rates are the default (the run's agent) and say they are simulated
     agent = at.selectbox(key="evo_agent")
-    assert agent.value.agent == AGENT
-    assert agent.options == [AGENT_LABELS[AGENT], f"{AGENT_LABELS[T2]} · {T2_MODEL}"]
+    assert agent.value.stored_label == LABEL                   # the run's p, not p = 0.5's rollouts
+    assert agent.options == [LABEL_P05, LABEL, f"{AGENT_LABELS[T2]} · {T2_MODEL}"]
     assert any("simulated, not a model" in c.value for c in at.caption)
 
     tree = chart(at, "evo_tree_fig")
