@@ -5,7 +5,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, Callable, Iterable, Sequence
 
-from workbench.executors.protocol import ExecutorReport
+from workbench.executors.protocol import ExecutorReport, pending, record_failure, was_stopped
 
 
 class LocalExecutor:
@@ -19,10 +19,7 @@ class LocalExecutor:
             commit: Callable[[Any, Any], None],
             on_error: Callable[[Any, BaseException], None] | None = None,
             stop: threading.Event | None = None) -> ExecutorReport:
-        done_keys = set(finished)
-        report = ExecutorReport(submitted=len(items))
-        todo = [it for it in items if it.key not in done_keys]
-        report.skipped = len(items) - len(todo)
+        todo, report = pending(items, finished)
         stop = stop or threading.Event()
         queue = iter(todo)
         running: dict[Future, Any] = {}
@@ -44,10 +41,7 @@ class LocalExecutor:
                         commit(item, fut.result())
                         report.done += 1
                     else:
-                        report.failed += 1
-                        report.errors[item.key] = f"{type(exc).__name__}: {exc}"
-                        if on_error is not None:
-                            on_error(item, exc)
+                        record_failure(report, item, exc, on_error)
                 top_up()
-        report.stopped = stop.is_set() and report.done + report.failed + report.skipped < report.submitted
+        report.stopped = was_stopped(report, stop)
         return report

@@ -96,6 +96,11 @@ class Engine:
     Opening one for work sweeps what dead owners left (the one place every command that
     starts containers passes through); `sweep=False` only looks."""
 
+    def __reduce__(self):
+        # A client and a live-container registry mean nothing in another process: an Engine
+        # sent to a Ray worker becomes that process's own connection to its node's engine.
+        return (node_engine, ())
+
     def __init__(self, client=None, *, sweep: bool = True):
         self.client = client or connect()
         self._live: dict[str, object] = {}
@@ -312,6 +317,20 @@ class Engine:
                 if "already in progress" not in str(exc):
                     raise
         return removed
+
+
+_node_engine: Engine | None = None
+_node_engine_lock = threading.Lock()
+
+
+def node_engine() -> Engine:
+    """This process's Engine on this machine's Docker engine, opened (and swept) once:
+    what an Engine pickled to a Ray worker becomes there."""
+    global _node_engine
+    with _node_engine_lock:
+        if _node_engine is None:
+            _node_engine = Engine()
+        return _node_engine
 
 
 def _expired(labels: dict, now: float) -> bool:
