@@ -325,7 +325,7 @@ def run_evolve(ws: Workspace, *, task_ids: Sequence[str] | None = None, rounds: 
             raise ValueError(f"-k 0 but no {agent} rollouts yet for: {', '.join(bare)} (their pass rates are "
                              "unknown; give -k to roll them out first)")
         run_id = run_id or new_run_id()
-        if store.get_run(ws.db, run_id) is not None:
+        if (known := store.get_run(ws.db, run_id)) is not None and known["status"] != "pending":
             raise ValueError(f"evolve run {run_id} exists already: resume it with --resume {run_id}")
     engine = engine or Engine()
     base = base_image_name()
