@@ -177,7 +177,7 @@ class LlmOperator:
         name = f"{toml.name}-{LINEAGE_MARKS[operator]}{n}"
         metadata = {"path_id": path_id, "seed": meta.seed, "provider": self.provider,
                     "skill_ids": list(meta.skill_ids), "recipes": list(meta.recipes),
-                    "scenario_ids": list(meta.scenario_ids),
+                    "scenario_ids": list(meta.scenario_ids), "parent_id": parent.task_id, "operator": operator,
                     "tags": list(dict.fromkeys(["llm", "evolved", operator, *meta.tags]))[:20]}
 
         def make_bundle(d: Draft) -> TaskBundle:

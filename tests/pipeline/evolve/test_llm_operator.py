@@ -91,8 +91,9 @@ def test_each_operator_makes_a_variant_that_passes_verification(built, operator,
     assert draft.change.strip() and "\n" not in draft.change
     assert _steps(draft.bundle) == _steps(built.parent.bundle) + step_delta == draft.n_steps
     meta = tomllib.loads(draft.bundle.text("task.toml"))
-    assert meta["name"] == tomllib.loads(built.parent.bundle.text("task.toml"))["name"] + f"-{vid[-2:]}"
+    assert meta["task"]["name"] == tomllib.loads(built.parent.bundle.text("task.toml"))["task"]["name"] + f"-{vid[-2:]}"
     assert meta["metadata"]["provider"] == "llm" and meta["metadata"]["path_id"] == built.pid
+    assert (meta["metadata"]["parent_id"], meta["metadata"]["operator"]) == ("llmparent", operator)
     assert operator in meta["metadata"]["tags"]
     parent_solve = built.parent.bundle.text("solution/solve.sh")
     if operator == "harder":      # one more checked output the parent's solution never writes
