@@ -61,6 +61,22 @@ def graph_workspace(graph_workspace_template, tmp_path) -> Workspace:
     return Workspace.open(dst)
 
 
+@pytest.fixture(scope="session")
+def built_demo_workspace(graph_workspace_template, tmp_path_factory) -> Path:
+    """The whole demo as `workbench demo` builds it (tasks, LLM-built tasks, rollouts, one round of
+    evolution), built once per session with no LLM endpoint or key in the environment; returns
+    its root — copy it before changing it. Needs Docker (~15 min on the loaded 2-core machine),
+    so only tests marked `docker` (with a timeout that covers the build) use it."""
+    from workbench.demo_build import ensure_demo
+    root = tmp_path_factory.mktemp("built-demo") / "ws"
+    shutil.copytree(graph_workspace_template, root)
+    with pytest.MonkeyPatch.context() as mp:
+        for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "OPENAI_API_KEY"):
+            mp.delenv(var, raising=False)
+        ensure_demo(str(root))
+    return root
+
+
 # ------------------------------------------------------------ the Docker engine
 # Every container this run makes (here or in a subprocess) carries this run's session label,
 # so the leftover check below counts only this run's containers, not those of another

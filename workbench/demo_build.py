@@ -1,7 +1,8 @@
 """The demo workspace: the bundled corpus ingested, scenarios inferred offline, the graph
 built, two sample batches drawn and (with Docker) a first batch of verified tasks, then a
 small batch of the LLM synthesizer against an in-process scripted replay server (no API key;
-faults on purpose so repairs show), so that every page has something to show. `workbench
+faults on purpose so repairs show), rollouts of them, and one round of difficulty evolution
+on noisy-oracle rollouts, so that every page has something to show. `workbench
 demo` runs it in the foreground; `workbench app --demo` runs it as a background process
 behind the dashboard. Either way it writes its progress to the workspace's status file
 (workbench/demo_status.py)."""
@@ -13,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from workbench import demo_rollouts
+from workbench import demo_evolve, demo_rollouts
 from workbench.config import DEMO_CORPUS, REPO_ROOT
 from workbench.console import err
 from workbench.console import progress_bar as _progress
@@ -49,8 +50,11 @@ def demo_todo(ws: Workspace) -> list[str]:
         ("sample", s["paths"]["total"] == 0),
         ("tasks", s["tasks"]["total"] == 0),
         ("llm_tasks", llm is None or llm["status"] != "finished")) if missing]
-    if demo_rollouts.rollouts_missing(ws, tasks_missing=bool({"tasks", "llm_tasks"} & set(todo))):
+    tasks_missing = bool({"tasks", "llm_tasks"} & set(todo))
+    if demo_rollouts.rollouts_missing(ws, tasks_missing=tasks_missing):
         todo.append("rollouts")
+    if demo_evolve.evolution_missing(ws, tasks_missing=tasks_missing):
+        todo.append("evolution")
     return todo
 
 
@@ -255,6 +259,10 @@ _ANNOUNCE = {
     "rollouts": (f"Rolling out oracle, nop and ablation (k = {demo_rollouts.K}) on the accepted tasks, and terminus-2 "
                  "against a scripted replay model (a test double, no API key) on a few …",
                  "oracle, nop, ablation; terminus-2 against a scripted test model"),
+    "evolution": (f"Evolving the tasks one round: noisy-oracle rollouts (k = {demo_evolve.K}, p = {demo_evolve.KEEP_P:g}; "
+                  "simulated, not a model), then harder / context-switch / easier variants, verified and rolled "
+                  "out (LLM-built ones against a scripted replay model) …",
+                  f"noisy-oracle p = {demo_evolve.KEEP_P:g} (simulated); LLM operator against a scripted test model"),
 }
 
 
@@ -348,18 +356,27 @@ def _llm_tasks(ws, tracker, docker, stop) -> None:
     tracker.finish("llm_tasks", detail=msg)
 
 
+def _run_on_engine(ws, tracker, docker, stop, key: str, label: str, run) -> None:
+    """A stage that is one call `run(ws, engine, stop=, progress=)` returning its one-line summary."""
+    engine = _docker_stage(ws, tracker, key, docker)
+    if engine is None:
+        return
+    msg = _tracked(tracker, key, stop, lambda both: run(ws, engine, stop=stop, progress=both), label)
+    err.print(msg + ".")
+    tracker.finish(key, detail=msg)
+
+
 def _rollouts(ws, tracker, docker, stop) -> None:
     """Oracle, nop and ablation rollouts on the accepted tasks, terminus-2 against the scripted
     replay model on a few, the scripted trajectory judge after (workbench/demo_rollouts.py)."""
-    engine = _docker_stage(ws, tracker, "rollouts", docker)
-    if engine is None:
-        return
-    msg = _tracked(tracker, "rollouts", stop,
-                   lambda both: demo_rollouts.run_demo_rollouts(ws, engine, stop=stop, progress=both), "Rollouts")
-    err.print(msg + ".")
-    tracker.finish("rollouts", detail=msg)
+    _run_on_engine(ws, tracker, docker, stop, "rollouts", "Rollouts", demo_rollouts.run_demo_rollouts)
+
+
+def _evolution(ws, tracker, docker, stop) -> None:
+    """One round of evolution on noisy-oracle rollouts of the probe tasks (workbench/demo_evolve.py)."""
+    _run_on_engine(ws, tracker, docker, stop, "evolution", "Evolution", demo_evolve.run_demo_evolution)
 
 
 _STAGES = {"ingest": _ingest, "scenarios": _scenarios, "graph": _graph, "sample": _sample, "tasks": _tasks,
-           "llm_tasks": _llm_tasks, "rollouts": _rollouts}
-_NEEDS_DOCKER = ("tasks", "llm_tasks", "rollouts")
+           "llm_tasks": _llm_tasks, "rollouts": _rollouts, "evolution": _evolution}
+_NEEDS_DOCKER = ("tasks", "llm_tasks", "rollouts", "evolution")

@@ -64,8 +64,10 @@ def _task_ids(ws: Workspace) -> dict[str, list[str]]:
     MAX_LLM_TASKS of them LLM-built; by name, so a resumed build picks the same); the first few
     offline ones (their solutions are marked step by step) for the solving model; one more
     offline one for the stuck model."""
+    from pipeline.evolve.models import root_of
     from workbench.store.tasks import accepted_tasks, tasks_frame
-    ids = list(accepted_tasks(ws.db)["task_id"])
+    # originals only: the evolution stage's variants are rolled out by their own agent there
+    ids = [t for t in accepted_tasks(ws.db)["task_id"] if root_of(t) == t]
     provider = tasks_frame(ws.db).set_index("task_id")["provider"]
     offline = [t for t in ids if provider.get(t) == "offline"]
     llm = [t for t in ids if provider.get(t) != "offline"][:MAX_LLM_TASKS]
@@ -74,6 +76,11 @@ def _task_ids(ws: Workspace) -> dict[str, list[str]]:
     solvable = offline or ids
     return {"all": sorted(probes, key=ids.index), "terminus": solvable[:N_TERMINUS_TASKS],
             "stuck": solvable[N_TERMINUS_TASKS:N_TERMINUS_TASKS + 1] or ids[-1:]}
+
+
+def probe_tasks(ws: Workspace) -> list[str]:
+    """The accepted original tasks the probes run on (the evolution stage evolves the same)."""
+    return _task_ids(ws)["all"]
 
 
 def run_demo_rollouts(ws: Workspace, engine, *, stop: threading.Event,

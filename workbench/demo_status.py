@@ -22,6 +22,7 @@ STAGES = {
     "llm_tasks": "Synthesize a small batch with the LLM synthesizer against a scripted replay server (no API key)",
     "rollouts": "Roll out oracle, nop and ablation (a verifier probe) on the accepted tasks, and terminus-2 "
                 "against a scripted test model on a few",
+    "evolution": "Evolve the tasks one round (SETA-Evol) on noisy-oracle rollouts (simulated, not a model)",
 }
 
 
