@@ -66,15 +66,30 @@ class LocalRayCluster:
         self.cluster.wait_for_nodes()
 
 
-@pytest.fixture(scope="session")
-def ray_cluster():
-    ray = pytest.importorskip("ray")
+_running: list[LocalRayCluster] = []   # one per session, though each importing module makes its own fixture
+
+
+def _start() -> LocalRayCluster:
     from ray.cluster_utils import Cluster
     cluster = Cluster(initialize_head=True, head_node_args=HEAD_ARGS)
     try:
         local = LocalRayCluster(cluster, cluster.add_node(**NODE_ARGS))
         cluster.wait_for_nodes()
-        yield local
-    finally:
-        ray.shutdown()
+    except BaseException:
         cluster.shutdown()
+        raise
+    return local
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    owner = not _running
+    if owner:
+        _running.append(_start())
+    try:
+        yield _running[0]
+    finally:
+        if owner:
+            ray.shutdown()
+            _running.pop().cluster.shutdown()

@@ -60,3 +60,9 @@ def boom_on_two(item: Item) -> int:
     if item.n == 2:
         raise RuntimeError("boom")
     return item.n
+
+
+def engine_answers(engine, item: Item) -> tuple[bool, bool]:
+    """Run with an Engine pickled from the driver: is it this worker's own, and does it answer?"""
+    from workbench.sandbox.engine import node_engine
+    return engine is node_engine(), engine.client.ping()

@@ -133,3 +133,14 @@ def test_an_item_lost_past_its_retries_goes_to_on_error_saying_so(ray_cluster, t
         watcher.join(5)
         if ray_cluster.killed:
             ray_cluster.restore_second_node()
+
+
+@pytest.mark.docker
+def test_a_process_holding_an_engine_gets_its_workers_own(ray_cluster):
+    import functools
+
+    from workbench.sandbox.engine import Engine
+    got = []
+    executor(ray_cluster).run([Item(i) for i in range(2)], functools.partial(ray_work.engine_answers, Engine(sweep=False)),
+                              commit=lambda i, o: got.append(o))
+    assert got == [(True, True), (True, True)]
