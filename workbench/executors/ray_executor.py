@@ -175,5 +175,6 @@ class RayExecutor:
                 return cause
             return RuntimeError(str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__)
         text = str(exc).strip().splitlines()
-        return RayItemLost(f"Ray lost item {item.key} ({type(exc).__name__}: {text[0] if text else 'no detail'}) "
-                           f"after {self.max_retries} retr{'y' if self.max_retries == 1 else 'ies'}")
+        first = text[0].split(". ")[0].rstrip(".") if text else "no detail"     # Ray's advice follows; the logs have it
+        return RayItemLost(f"Ray lost item {item.key} after {self.max_retries} retr{'y' if self.max_retries == 1 else 'ies'}: "
+                           f"{type(exc).__name__}: {first}")

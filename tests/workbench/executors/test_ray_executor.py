@@ -127,7 +127,7 @@ def test_an_item_lost_past_its_retries_goes_to_on_error_saying_so(ray_cluster, t
         assert len(errors) == 1 and report.failed == 1 and report.done == 2
         (key, exc), = errors.items()
         assert isinstance(exc, RayItemLost)
-        assert str(exc).startswith(f"Ray lost item {key} (") and str(exc).endswith("after 0 retries")
+        assert str(exc).startswith(f"Ray lost item {key} after 0 retries: NodeDiedError: Task failed because the node")
         assert sorted(committed + [key]) == ["k0", "k1", "k2"]
     finally:
         watcher.join(5)
@@ -144,3 +144,12 @@ def test_a_process_holding_an_engine_gets_its_workers_own(ray_cluster):
     executor(ray_cluster).run([Item(i) for i in range(2)], functools.partial(ray_work.engine_answers, Engine(sweep=False)),
                               commit=lambda i, o: got.append(o))
     assert got == [(True, True), (True, True)]
+
+
+def test_a_commit_that_raises_ends_the_batch_and_starts_nothing_more(ray_cluster, tmp_path):
+    def commit(item, outcome):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError, match="disk full"):
+        executor(ray_cluster, concurrency=1).run([Item(i, str(tmp_path)) for i in range(4)], ray_work.tenfold, commit=commit)
+    assert [k for k in ("k0", "k1", "k2", "k3") if ray_work.tries(str(tmp_path), k)] == ["k0"]
