@@ -153,3 +153,11 @@ def test_a_commit_that_raises_ends_the_batch_and_starts_nothing_more(ray_cluster
     with pytest.raises(OSError, match="disk full"):
         executor(ray_cluster, concurrency=1).run([Item(i, str(tmp_path)) for i in range(4)], ray_work.tenfold, commit=commit)
     assert [k for k in ("k0", "k1", "k2", "k3") if ray_work.tries(str(tmp_path), k)] == ["k0"]
+
+
+def test_the_same_key_twice_in_a_batch_is_committed_once(ray_cluster):
+    committed = []
+    report = executor(ray_cluster).run([Item(1), Item(1), Item(2)], ray_work.tenfold,
+                                       commit=lambda i, o: committed.append(i.key))
+    assert sorted(committed) == ["k1", "k2"]
+    assert (report.submitted, report.done, report.skipped) == (3, 2, 1)
