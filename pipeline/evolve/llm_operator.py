@@ -35,7 +35,7 @@ from pipeline.synth.llm.constructor import Draft, Exhausted, Work
 from pipeline.synth.llm.models import EnvManifest, Instruction, Plan, Solution, TestsDraft
 from pipeline.synth.llm.planner import path_text
 from pipeline.synth.llm.repair_loop import verify_and_repair
-from pipeline.synth.llm.synthesizer import VERIFIER_TIMEOUT_S, difficulty_of, near_duplicate_key
+from pipeline.synth.llm.synthesizer import VERIFIER_TIMEOUT_S, difficulty_of, draft_fidelity, near_duplicate_key
 from pipeline.synth.protocol import PathContext, SynthTools
 from workbench.llm.client import StructuredOutputError
 from workbench.sandbox.base_image import base_image_name
@@ -176,15 +176,22 @@ class LlmOperator:
         difficulty = difficulty_of(ev.plan, n_steps)
         name = f"{toml.name}-{LINEAGE_MARKS[operator]}{n}"
         metadata = {"path_id": path_id, "seed": meta.seed, "provider": self.provider,
-                    "skill_ids": list(meta.skill_ids), "recipes": list(meta.recipes),
+                    "skill_ids": list(meta.skill_ids),
                     "scenario_ids": list(meta.scenario_ids), "parent_id": parent.task_id, "operator": operator,
                     "tags": list(dict.fromkeys(["llm", "evolved", operator, *meta.tags]))[:20]}
 
+        # the path steps the variant still has (an easier one fewer; a harder one's extra step is on no path)
+        kept = PathContext(path.path_id, path.steps[:n_steps])
+        recipes = list(meta.recipes[:n_steps] if n_steps < len(meta.recipes) else meta.recipes)
+        fidelity: list[dict] = []     # of the draft last laid out: the variant's, once verified
+
         def make_bundle(d: Draft) -> TaskBundle:
+            fidelity[:] = [f.as_dict() for f in draft_fidelity(d, kept, ev.plan)] if kept.steps else []
             return render.bundle_from_artifacts(
                 name=name, category=category, difficulty=difficulty, manifest=d.manifest, instruction=d.instruction,
                 solution=d.solution, tests=d.tests, base_image=self.tools.base_image,
-                agent_timeout_sec=work.agent_timeout_s, verifier_timeout_sec=VERIFIER_TIMEOUT_S, metadata=metadata)
+                agent_timeout_sec=work.agent_timeout_s, verifier_timeout_sec=VERIFIER_TIMEOUT_S,
+                metadata={**metadata, "recipes": recipes, "skill_fidelity": list(fidelity)})
 
         try:
             verified = verify_and_repair(work, draft, make_bundle, judge=self.judge)
@@ -193,8 +200,9 @@ class LlmOperator:
         timer["total_s"] = time.monotonic() - t0
         details = {"attempts": [a.model_dump() for a in work.attempts],
                    "checks": [c.model_dump() for c in verified.checks], "error": verified.error,
-                   "timings": dict(timer), "near_dup_key": near_duplicate_key(verified.bundle.text("instruction.md"))}
+                   "timings": dict(timer), "near_dup_key": near_duplicate_key(verified.bundle.text("instruction.md")),
+                   "skill_fidelity": list(fidelity)}
         return VariantDraft(task_id=vid, parent_id=parent.task_id, operator=operator, change=ev.change,
                             bundle=verified.bundle, name=name, category=category, difficulty=difficulty,
-                            n_steps=n_steps, recipes=list(meta.recipes), skill_ids=list(meta.skill_ids),
+                            n_steps=n_steps, recipes=recipes, skill_ids=list(meta.skill_ids),
                             scenario_ids=list(meta.scenario_ids), provider=self.provider, details=details)

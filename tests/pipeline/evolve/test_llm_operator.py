@@ -95,6 +95,11 @@ def test_each_operator_makes_a_variant_that_passes_verification(built, operator,
     assert meta["metadata"]["provider"] == "llm" and meta["metadata"]["path_id"] == built.pid
     assert (meta["metadata"]["parent_id"], meta["metadata"]["operator"]) == ("llmparent", operator)
     assert operator in meta["metadata"]["tags"]
+    # per path step the variant keeps, what of its skill it uses (an easier variant keeps one of the two)
+    fidelity = draft.details["skill_fidelity"]
+    assert [f["step"] for f in fidelity] == list(range(1, min(2, draft.n_steps) + 1)) == \
+        [f["step"] for f in meta["metadata"]["skill_fidelity"]]
+    assert len(draft.recipes) == len(fidelity)
     parent_solve = built.parent.bundle.text("solution/solve.sh")
     if operator == "harder":      # one more checked output the parent's solution never writes
         assert "def test_s3_manifest" in draft.bundle.text("tests/test_outputs.py")
