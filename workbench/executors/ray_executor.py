@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from workbench.executors.protocol import ExecutorReport, pending, record_failure, was_stopped
@@ -34,6 +35,7 @@ log = logging.getLogger("workbench.executors.ray")
 
 DEFAULT_RESOURCES = {DOCKER_RESOURCE: 1}
 MAX_SHIP_RETRIES = 2      # NeedsImage answers per item before it counts as failed
+WAIT_S = 2.0              # how often a quiet batch looks whether any node can still run its items
 
 
 class RayItemLost(RuntimeError):
@@ -57,10 +59,12 @@ def _base_image_default() -> str:
 class RayExecutor:
     def __init__(self, address: str | None = None, *, concurrency: int | None = None,
                  resources: Mapping[str, float] | None = None, max_retries: int = 3,
-                 base_image: str | None | bool = True, ship_code: bool = True):
+                 base_image: str | None | bool = True, ship_code: bool = True, no_node_grace_s: float = 120.0):
         """`address`: see ray_connect.connect. `resources`: what each item asks of its node
         ({"docker": 1} unless given; {} for items that run no container). `base_image`: the
         image every docker node must have (True: the configured base, None/False: none).
+        `no_node_grace_s`: how long a batch waits while no alive node offers the items'
+        resource (Ray would keep them pending for ever) before failing what is left.
         Raises ValueError (RayUnreachable) when no cluster answers at `address`."""
         if concurrency is not None and concurrency < 1:
             raise ValueError(f"concurrency must be at least 1, got {concurrency}")
@@ -69,6 +73,7 @@ class RayExecutor:
         self.concurrency = concurrency
         self.resources = dict(DEFAULT_RESOURCES if resources is None else resources)
         self.max_retries = max_retries
+        self.no_node_grace_s = no_node_grace_s
         self.base_image = _base_image_default() if base_image is True else (base_image or None)
         self.address = connect(address, local_docker=concurrency or 1, ship_code=ship_code)
 
@@ -130,8 +135,17 @@ class RayExecutor:
 
         try:
             top_up()
+            unplaceable_since = None
             while running:
-                ready, _ = ray.wait(list(running), num_returns=1)
+                ready, _ = ray.wait(list(running), num_returns=1, timeout=WAIT_S)
+                if not ready:
+                    if self._offered():
+                        unplaceable_since = None
+                    elif unplaceable_since is None:
+                        unplaceable_since = time.monotonic()
+                    elif time.monotonic() - unplaceable_since > self.no_node_grace_s:
+                        self._give_up(running, () if stop.is_set() else queue, fail)
+                    continue
                 for ref in ready:
                     item = running.pop(ref)
                     try:
@@ -165,6 +179,25 @@ class RayExecutor:
             raise
         report.stopped = was_stopped(report, stop)
         return report
+
+    def _offered(self) -> bool:
+        """Some alive node offers what the items ask for (anything at all when they ask nothing)."""
+        import ray
+        wanted = [name for name, amount in self.resources.items() if amount > 0]
+        return any(n.get("Alive") and all(n.get("Resources", {}).get(w, 0) > 0 for w in wanted) for n in ray.nodes())
+
+    def _give_up(self, running: dict, queue, fail: Callable[[Any, BaseException], None]) -> None:
+        """No node left to run on: every item still running or in `queue` fails, saying why."""
+        import ray
+        wanted = ", ".join(repr(k) for k in self.resources) or "CPU"
+        why = (f"no alive node of the Ray cluster at {self.address} has offered {wanted} for "
+               f"{self.no_node_grace_s:g} s; the item was not run")
+        for ref, item in list(running.items()):
+            ray.cancel(ref, force=True)
+            fail(item, RayItemLost(f"Ray lost item {item.key}: {why}"))
+        running.clear()
+        for item in queue:
+            fail(item, RayItemLost(f"Ray lost item {item.key}: {why}"))
 
     def _item_error(self, item, exc: BaseException) -> BaseException:
         """The exception `on_error` gets: `process`'s own, or RayItemLost for Ray's failures."""

@@ -161,3 +161,31 @@ def test_the_same_key_twice_in_a_batch_is_committed_once(ray_cluster):
                                        commit=lambda i, o: committed.append(i.key))
     assert sorted(committed) == ["k1", "k2"]
     assert (report.submitted, report.done, report.skipped) == (3, 2, 1)
+
+
+def test_a_batch_whose_only_node_dies_fails_what_is_left_instead_of_waiting_for_ever(ray_cluster, tmp_path):
+    # A third node is the only one offering `flaky`; once it is gone Ray would keep the items pending.
+    node = ray_cluster.cluster.add_node(num_cpus=1, resources={"flaky": 1}, object_store_memory=80 * 1024 * 1024)
+    try:
+        ray_cluster.cluster.wait_for_nodes()
+        log_dir, errors = str(tmp_path), {}
+        items = [Item(i, log_dir, 2.0) for i in range(3)]
+
+        def kill_when_started():
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and not ray_work.tries(log_dir, "k0"):
+                time.sleep(0.05)
+            node.kill_raylet()
+
+        killer = threading.Thread(target=kill_when_started, daemon=True)
+        killer.start()
+        t0 = time.monotonic()
+        report = executor(ray_cluster, resources={"flaky": 1}, concurrency=1, no_node_grace_s=1).run(
+            items, ray_work.tenfold, commit=lambda i, o: None, on_error=lambda i, e: errors.update({i.key: e}))
+        killer.join(5)
+        assert time.monotonic() - t0 < 40
+        assert report.failed == 3 and sorted(errors) == ["k0", "k1", "k2"]
+        assert all(isinstance(e, RayItemLost) for e in errors.values())
+        assert "no alive node of the Ray cluster at" in str(errors["k1"]) and "has offered 'flaky' for 1 s" in str(errors["k1"])
+    finally:
+        ray_cluster.cluster.remove_node(node, allow_graceful=False)
