@@ -29,7 +29,9 @@ idea: hubs (out-degree >= ``HUB_DEGREE``) and the start draw propose from a snap
 their weights and accept with probability w_now / w_snapshot. S is kept up to date in O(1)
 per counted step; O changes when a pair is first covered (its transitions leave O of its
 node) and when a node's last uncovered pair goes (its uncovered in-transitions leave O of
-their sources): each happens once per pair and node, so O costs O(E) over a whole call. Seeded inside the jitted kernel, so a seed fixes paths and counts.
+their sources): each happens once per pair and node, so O costs O(E) over a whole call.
+Seeded inside the jitted kernel, so a seed fixes paths and counts. The constants were set
+on the demo and dev-corpus graphs (notebooks/sampler_study.ipynb, bench/README.md).
 """
 from __future__ import annotations
 
