@@ -15,10 +15,10 @@ def make_executor(kind: str = "local", *, concurrency: int,
     """An executor of `kind` (one of EXECUTORS).
 
     local: threads, `concurrency` at a time. ray: Ray tasks on the cluster at `ray_address`
-    (`auto`, `ray://host:port` or `host:port`; empty or None starts / attaches a local one),
-    `concurrency` in flight (the cluster's `docker` resource when 0 / None is wanted, see
-    RayExecutor). Raises ValueError saying what was wrong: an unknown kind, Ray not installed,
-    a cluster that cannot be reached at the address."""
+    (`auto`, `ray://host:port` or `host:port`; empty or None attaches the cluster this machine
+    knows of, else starts a local one), `concurrency` in flight (0: as many as the cluster has
+    `docker` slots). Raises ValueError saying what was wrong: an unknown kind, Ray not
+    installed, no cluster answering at the address."""
     if kind not in EXECUTORS:
         raise ValueError(f"unknown executor {kind!r}: choose one of {', '.join(EXECUTORS)}")
     if kind == "local":

@@ -46,12 +46,13 @@ class WorkItem(Protocol):
 @dataclass
 class ExecutorReport:
     submitted: int = 0
-    skipped: int = 0          # finished before (by key)
+    skipped: int = 0          # finished before (by key); on Ray also a key repeated within the batch
     done: int = 0             # processed and committed in this run
-    failed: int = 0           # the function raised; the error was committed by `on_error`
+    failed: int = 0           # the function raised (or Ray lost the item); the error went to `on_error`
     stopped: bool = False     # `stop` was set before every item ran
     errors: dict[str, str] = field(default_factory=dict)   # key -> message
-    nodes: dict[str, str] = field(default_factory=dict)    # Ray: node id -> base image "present" / "loaded" / "failed: why"
+    # Ray: node id -> the base image there: "present" / "loaded" / "failed: why" / "shipped on its first item"
+    nodes: dict[str, str] = field(default_factory=dict)
 
 
 class Executor(Protocol):
