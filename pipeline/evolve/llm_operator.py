@@ -39,12 +39,13 @@ from pipeline.synth.llm.synthesizer import VERIFIER_TIMEOUT_S, difficulty_of, dr
 from pipeline.synth.protocol import PathContext, SynthTools
 from workbench.llm.client import StructuredOutputError
 from workbench.sandbox.base_image import base_image_name
-from workbench.sandbox.bundle import TaskBundle
+from workbench.sandbox.bundle import BundleError, TaskBundle
 from workbench.sandbox.task_toml import parse as parse_toml
 
 EVOLVE = "evolve_task"           # the stage: llm_calls.stage and the prompt template's name
 EVOLVE_MARK = "evolve:"          # every prompt about a variant says `Path: evolve:<variant id>`
 EVOLVE_REPAIRS = 3               # repairs per kind of artifact (environment; solution/tests/instruction)
+CHANGE_CAP = 300                 # characters of the one-line change a person reads
 STEPS_CAP = 800                  # characters of each SKILL.md body shown to the model
 DIRECTIVES = {
     "harder": "make it harder: add one more step along the path's skills, a constraint, an edge case "
@@ -57,7 +58,7 @@ DIRECTIVES = {
 
 class EvolvedTask(BaseModel):
     """The evolve_task reply: the constructor's artifacts, a plan and what changed."""
-    change: str = Field(min_length=1)
+    change: str = Field(min_length=1, max_length=CHANGE_CAP)
     plan: Plan
     environment: EnvManifest
     instruction: Instruction
@@ -195,7 +196,7 @@ class LlmOperator:
 
         try:
             verified = verify_and_repair(work, draft, make_bundle, judge=self.judge)
-        except render.RenderError as exc:
+        except (render.RenderError, BundleError) as exc:
             raise NoVariant(f"{EVOLVE} ({operator}) of {parent.task_id}: the variant cannot be laid out: {exc}") from None
         timer["total_s"] = time.monotonic() - t0
         details = {"attempts": [a.model_dump() for a in work.attempts],

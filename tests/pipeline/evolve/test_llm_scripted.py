@@ -72,3 +72,20 @@ def test_a_context_switch_serves_one_step_with_another_family_and_keeps_the_step
 def test_unknown_faults_are_refused_with_the_known_ones():
     with pytest.raises(ValueError, match="unknown fault.*sideways.*garbage"):
         ScriptedEvolution(None, {"t__d1": "sideways"})
+
+
+def test_a_repair_asked_after_a_restart_is_answered_from_the_stored_parent(parent, tmp_path):
+    """A resumed run may ask a fresh double to repair a variant it never made: it reads the parent
+    from the workspace and answers the variant's correct artifact."""
+    from workbench.llm.prompts import load_template
+    from workbench.sandbox.bundle import write_bundle
+    ctx, a = parent
+    ws = Workspace.open(tmp_path / "ws")
+    bundle = render.bundle_from_artifacts(name="workbench/p", category="data-processing", difficulty="medium",
+                                          manifest=a.manifest, instruction=a.instruction, solution=a.solution,
+                                          tests=a.tests, base_image="base", metadata={"path_id": ctx.path_id})
+    write_bundle(bundle, ws.tasks_dir / "p1")
+    values = dict.fromkeys(("check", "reason", "evidence", "current", "history", "context"), "x")
+    body = {"messages": load_template("synth_repair_solution").render(path_id="evolve:p1__d1", **values)}
+    reply = ScriptedEvolution(ws).answer(body)
+    assert reply == {"solve_sh": harder(a)[0].solution.solve_sh}
