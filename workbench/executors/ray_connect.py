@@ -55,6 +55,11 @@ def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
         raise RayUnreachable(f"no Ray cluster answers at {address!r} ({exc.strerror or exc}); {START_HINT}") from None
 
 
+# (address asked for, what it attached to) of this process's last connect: a ray:// address has
+# no GCS address to compare with, and a cluster joined by someone else's ray.init is not it.
+_asked: list[tuple[str, str]] = []
+
+
 def connected_address() -> str | None:
     import ray
     if not ray.is_initialized():
@@ -75,7 +80,7 @@ def connect(address: str | None, *, local_docker: int = 1, ship_code: bool = Tru
     explicit = bool(address) and address != "auto"
     current = connected_address()
     if current is not None:
-        if not explicit or _same(address, current):
+        if not explicit or (address, current) in _asked or _same(address, current):
             return current
         probe(address)           # before leaving a cluster that works for one that may not
         ray.shutdown()
@@ -88,7 +93,9 @@ def connect(address: str | None, *, local_docker: int = 1, ship_code: bool = Tru
         except Exception as exc:      # Ray raises ConnectionError, RuntimeError, grpc errors
             raise RayUnreachable(f"could not attach to the Ray cluster at {address!r} "
                                  f"({type(exc).__name__}: {_first_line(exc)}); {START_HINT}") from None
-        return connected_address()
+        _asked[:] = [(address, connected_address())]
+        return _asked[0][1]
+    _asked.clear()
     try:
         ray.init(address="auto", **kwargs)
     except ConnectionError:
