@@ -335,7 +335,18 @@ def zone_caption(config: AgentConfig) -> str:
             f"accepted.{sim}")
 
 
-# --- evolve runs ---------------------------------------------------------------------------------------
+# --- what a round may evolve ----------------------------------------------------------------------------
+
+def evolvable_tasks(tasks: pd.DataFrame) -> list[str]:
+    """The tasks a round may evolve (`workbench.store.tasks.tasks_frame`): accepted, not withdrawn."""
+    if tasks.empty:
+        return []
+    keep = (tasks["verdict"] == "accepted") & ~tasks.get("withdrawn", pd.Series(False, index=tasks.index)) \
+        .fillna(False).astype(bool)
+    return sorted(tasks.loc[keep, "task_id"])
+
+
+# --- evolve runs: labels and progress ----------------------------------------------------------------
 
 def run_labels(runs: pd.DataFrame) -> dict[str, str]:
     """Run id -> "id · agent · rounds done/asked · made, accepted · status" for the run picker

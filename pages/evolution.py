@@ -5,9 +5,13 @@ import streamlit as st
 
 from analysis import evolution as ev
 from analysis import evolution_figures as figs
+from analysis.synth_runs import effective_status, pid_of
 from pages import cached
 from pages.shared import workspace
+from pipeline.agents.protocol import AGENT_LABELS, AGENTS
 from pipeline.evolve.models import OPERATOR_LABELS, OPERATORS
+from workbench.executors.protocol import EXECUTORS
+from workbench.store import lineage as lineage_store
 
 ws = workspace()
 st.title("Evolution")
@@ -20,8 +24,66 @@ lineage = cached.lineage_frame(ws)
 
 
 def launch_form() -> None:
-    """Start a round in the background (helper D's pipeline/evolve/jobs.py), where it exists."""
-    st.caption("Launching a round from here comes with `pipeline/evolve/jobs.py`; meanwhile use `workbench evolve`.")
+    """Start rounds in the background (a detached `workbench evolve`, pipeline/evolve/jobs.py) and
+    follow the newest live run; where that module is missing, say how to run one instead."""
+    try:
+        from pipeline.evolve import jobs
+    except ImportError:
+        st.caption("Launching from here needs `pipeline/evolve/jobs.py`; meanwhile use `workbench evolve`.")
+        return
+    with st.expander("Launch evolve rounds", expanded=lineage.empty):
+        with st.form("evo_form"):
+            accepted = ev.evolvable_tasks(cached.tasks_frame(ws))
+            picked = st.multiselect("Tasks (none: every accepted task)", accepted, key="evo_launch_tasks")
+            c = st.columns(4)
+            rounds = c[0].number_input("Rounds", min_value=1, max_value=10, value=1, key="evo_launch_rounds")
+            agent = c[1].selectbox("Agent", AGENTS, index=AGENTS.index("noisy-oracle"), format_func=AGENT_LABELS.get,
+                                   key="evo_launch_agent")
+            k = c[2].number_input("Rollouts per task (k)", min_value=1, max_value=32, value=4, key="evo_launch_k")
+            keep_p = c[3].number_input("p (noisy-oracle)", min_value=0.0, max_value=1.0, value=0.8, step=0.05,
+                                       key="evo_launch_p", help="The chance each solution step is kept.")
+            e = st.columns([1, 3])
+            executor = e[0].selectbox("Executor", EXECUTORS, key="evo_launch_executor")
+            address = e[1].text_input("Ray address (ray executor)", key="evo_launch_address",
+                                      placeholder="empty: start or attach a local cluster")
+            submitted = st.form_submit_button("Launch", type="primary", key="evo_launch")
+        if submitted:
+            params = jobs.EvolveParams(task_ids=tuple(picked), rounds=int(rounds), agent=agent, k=int(k),
+                                       keep_p=float(keep_p) if agent == "noisy-oracle" else None, executor=executor,
+                                       ray_address=(address.strip() or None) if executor == "ray" else None)
+            try:
+                run_id = jobs.launch(ws, params)
+            except (ValueError, OSError) as exc:
+                st.error(f"The run was not started: {exc}")
+            else:
+                st.session_state["evo_flash"] = f"Started evolve run {run_id} in the background."
+                st.rerun()
+    if msg := st.session_state.pop("evo_flash", None):
+        st.success(msg)
+    live = [r for r in runs.to_dict("records") if r["status"] in ("pending", "running")]
+    if live:
+        run = live[0]
+        st.session_state["evo_seen"] = (run["run_id"], effective_status(run, jobs.is_alive(pid_of(run))))
+        st.fragment(_live_view, run_every=2)(jobs, run["run_id"])
+
+
+def _live_view(jobs, run_id: str) -> None:
+    run = lineage_store.get_run(ws.db, run_id)
+    status = effective_status(run, jobs.is_alive(pid_of(run)))
+    if st.session_state.get("evo_seen") != (run_id, status):
+        st.rerun()     # it changed state (e.g. ended): redraw the page with what it made
+    st.markdown(f"**{run_id}** · {status}" + (f" · {run['message']}" if run.get("message") else ""))
+    progress = ev.run_progress(run.get("params"))
+    if progress is not None:
+        st.progress(progress[0], text=progress[1])
+    if status == "running" and st.button("Cancel run", key="evo_cancel"):
+        if jobs.cancel(ws, run_id):
+            st.warning("Cancel requested: no new variant or rollout starts; what was made is kept.")
+        else:
+            st.warning("The run was not running any more.")
+    if status == "interrupted":
+        st.warning(f"Interrupted: its process ({pid_of(run)}) is gone. Continue it with "
+                   f"`workbench evolve --workspace {ws.root} --resume {run_id}`.")
 
 
 if lineage.empty:
@@ -38,10 +100,6 @@ run_id = cols[0].selectbox("Evolve run", [None, *labels], format_func=lambda r: 
 if run_id is not None:
     lineage = lineage[lineage["run_id"] == run_id]
 run = runs[runs["run_id"] == run_id].iloc[0] if run_id is not None else (runs.iloc[0] if len(runs) else None)
-for r in runs[runs["status"] == "running"].itertuples():
-    progress = ev.run_progress(r.params)
-    if progress is not None:
-        st.progress(progress[0], text=f"{r.run_id}: {progress[1]}")
 
 rollouts = cached.rollouts_frame(ws)
 tasks = set(lineage["task_id"]) | set(lineage["parent_id"])

@@ -167,3 +167,12 @@ def test_marks_and_outcomes():
     assert ev.outcome("made", "accepted") == "accepted" and ev.outcome("made", None) == "not verified"
     assert ev.outcome("no_variant", None) == "no variant" and ev.outcome("failed", None) == "failed"
     assert ev.rate_text(float("nan")) == "—" and ev.rate_text(0.5) == "0.50"
+
+
+def test_the_tasks_a_round_may_evolve_are_the_accepted_ones(planted_ws):
+    from workbench.store import tasks as task_store
+    tasks = task_store.tasks_frame(planted_ws.db)
+    got = ev.evolvable_tasks(tasks)
+    assert "evo02__b1__b1" not in got                      # rejected
+    assert {"evo00", "evo04", "evo00__d1", "evo03__e1"} <= set(got) and len(got) == 10
+    assert ev.evolvable_tasks(tasks.assign(withdrawn=tasks["task_id"] == "evo00")).count("evo00") == 0

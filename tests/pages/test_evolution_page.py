@@ -3,10 +3,15 @@ the empty state, the run and agent filters, every tab, the variants table's filt
 into one variant. Expected numbers are worked out by hand from the fixture's plan."""
 from __future__ import annotations
 
+import time
+
+import pandas as pd
 import pytest
 
 from pipeline.agents.protocol import AGENT_LABELS
-from tests.pages.apptest_helpers import chart, frame, metric, open_page, plotly_array
+from pipeline.evolve import jobs
+from tests.pages.apptest_helpers import (button, cancel_stops, chart, frame, metric, open_page, plotly_array,
+                                         stand_in_batch)
 from tests.pages.evolution_fixture import (AGENT, LABEL, LABEL_P05, RUN_ID, T2, T2_MODEL, VARIANTS,
                                           make_evolution_fixture)
 from workbench.store import lineage as lineage_store
@@ -97,13 +102,60 @@ def test_the_variants_table_filters_and_the_drill(page):
     assert widths[plotly_array(nodes["customdata"]).tolist().index("evo00__d1__b1")] == 4   # ringed
 
 
-def test_a_run_filter_and_a_running_runs_progress(page, workspace, monkeypatch):
-    lineage_store.create_run(workspace.db, "evofix-run2", rounds=1, agent=AGENT, model=None, k=4, params={})
-    lineage_store.set_run_status(workspace.db, "evofix-run2", "running", pid=1)
-    lineage_store.set_run_progress(workspace.db, "evofix-run2", {"round": 1, "phase": "verify", "done": 3,
-                                                                 "total": 4})
-    at = open_page(workspace, monkeypatch, "evolution.py")
-    bars = at.get("progress")
-    assert len(bars) == 1 and "evofix-run2: round 1 · verify: 3/4" in bars[0].proto.text
+def test_a_running_run_shows_its_progress_and_cancel_stops_it(page, workspace, monkeypatch):
+    with stand_in_batch() as proc:
+        lineage_store.create_run(workspace.db, "evofix-run2", rounds=1, agent=AGENT, model=None, k=4, params={})
+        lineage_store.set_run_status(workspace.db, "evofix-run2", "running", pid=proc.pid)
+        lineage_store.set_run_progress(workspace.db, "evofix-run2", {"round": 1, "phase": "verify", "done": 3,
+                                                                     "total": 4}, "verifying variants")
+        at = open_page(workspace, monkeypatch, "evolution.py")
+        bars = at.get("progress")
+        assert len(bars) == 1 and bars[0].proto.text == "round 1 · verify: 3/4"
+        assert any(m.value == "**evofix-run2** · running · verifying variants" for m in at.markdown)
+        cancel_stops(at, "evo_cancel", proc)
+    # the run filter: only the chosen run's variants
     at.selectbox(key="evo_run").set_value(RUN_ID).run()
     assert not at.exception and metric(at, "Variants tried") == "9"
+
+
+def test_a_launch_the_driver_refuses_says_why_and_starts_nothing(page, workspace):
+    at = page
+    at.selectbox(key="evo_launch_agent").set_value(T2)
+    at.selectbox(key="evo_launch_executor").set_value("ray")
+    button(at, "evo_launch").click().run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith("The run was not started: ") and "Ray" in errors[0]
+    assert lineage_store.evolve_runs_frame(workspace.db)["run_id"].tolist() == [RUN_ID]
+
+
+def test_a_launch_starts_a_background_evolve_run(page, workspace):
+    """A real launch through the form of one task the offline operator cannot evolve (the fixture's
+    tasks lie on no stored path), so the process ends by itself, starting no container."""
+    at = page
+    at.multiselect(key="evo_launch_tasks").set_value(["evo04"])
+    at.number_input(key="evo_launch_k").set_value(2)
+    button(at, "evo_launch").click().run()
+    assert not at.exception, at.exception
+    runs = lineage_store.evolve_runs_frame(workspace.db)
+    new = runs[runs["run_id"] != RUN_ID]
+    assert len(new) == 1
+    run = new.iloc[0]
+    assert (run["agent"], int(run["k"]), int(run["rounds"])) == (AGENT, 2, 1)
+    assert any(s.value == f"Started evolve run {run['run_id']} in the background." for s in at.success)
+    _wait_for_exit(workspace, run["run_id"])
+    at.run()
+    assert not at.exception, at.exception
+    assert lineage_store.get_run(workspace.db, run["run_id"])["status"] in ("done", "failed")
+
+
+def _wait_for_exit(ws, run_id: str) -> None:
+    """The launched process ends by itself; cancelled if it does not, so no test leaves it running."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        run = lineage_store.get_run(ws.db, run_id)
+        if run["pid"] is not None and not pd.isna(run["pid"]) and not jobs.is_alive(int(run["pid"])):
+            return
+        time.sleep(0.5)
+    jobs.cancel(ws, run_id)
+    raise AssertionError(f"the evolve process of {run_id} did not end: {jobs.log_tail(ws, run_id)}")
