@@ -5,11 +5,13 @@ mid-batch with every rollout stored exactly once, and resume on Ray skipping wha
 import json
 import shutil
 import threading
+import time
 
+import psutil
 import pytest
 
 from pipeline.rollouts.batch import run_rollouts
-from workbench.sandbox.engine import Engine
+from workbench.sandbox.engine import OWNER_LABEL, Engine
 from workbench.store import rollouts as store
 from workbench.workspace import Workspace
 from tests.pipeline.rollouts.demo_tasks import tasks_template, tasks_ws  # noqa: F401
@@ -77,23 +79,59 @@ def test_resume_on_ray_skips_the_stored_rollouts(tasks_ws, ray_cluster, engine):
     _no_containers_left()
 
 
-def test_a_batch_survives_its_second_node_killed_mid_batch(tasks_ws, ray_cluster, engine):
-    """Once the first rollout is stored the second node's raylet is killed: a rollout running
-    there is retried on the head, every rollout is stored exactly once, nothing is lost, and no
-    container of the dead node's worker is left behind."""
-    ws, ids = tasks_ws
-    killed = []
+def _busy_worker_of(node) -> str | None:
+    """The owner label of a sandbox container whose owner is a worker process of `node` (a
+    child of its raylet): a rollout running there now."""
+    raylet = node.all_processes["raylet"][0].process.pid
+    for c in Engine(sweep=False).sandbox_containers():
+        owner = (c.get("Labels") or {}).get(OWNER_LABEL, "")
+        pid = owner.rpartition(":")[2]
+        try:
+            if pid.isdigit() and raylet in {p.pid for p in psutil.Process(int(pid)).parents()}:
+                return owner
+        except psutil.NoSuchProcess:
+            continue
+    return None
 
-    def on_progress(c):
-        if c["ran"] == 1 and not killed:
-            killed.append(ray_cluster.kill_node())
-    report = run_rollouts(ws, agent="oracle", task_ids=ids, k=3, concurrency=2, engine=engine,
-                          progress=on_progress, executor="ray", ray_address=ray_cluster.address)
-    assert killed, "the node was never killed"
+
+def test_a_batch_survives_its_second_node_killed_mid_batch(tasks_ws, ray_cluster, engine):
+    """Once the first rollout is stored, and while a rollout runs in a container of the second
+    node's worker, that node's raylet is killed (SIGKILL): the rollout is retried on the head,
+    every rollout is stored exactly once, nothing is lost, and the dead worker's container is
+    not left behind."""
+    ws, ids = tasks_ws
+    first_stored, finished = threading.Event(), threading.Event()
+    killed: list[str] = []
+
+    def kill_when_busy():
+        first_stored.wait()
+        while not finished.is_set():
+            if owner := _busy_worker_of(ray_cluster.second):
+                killed.append(ray_cluster.second_node_id())
+                ray_cluster.kill_second_node()
+                killed.append(owner)
+                return
+            time.sleep(0.1)
+    killer = threading.Thread(target=kill_when_busy, daemon=True)
+    killer.start()
+    try:
+        report = run_rollouts(ws, agent="oracle", task_ids=ids, k=3, concurrency=2, engine=engine,
+                              progress=lambda c: c["ran"] >= 1 and first_stored.set(), executor="ray",
+                              ray_address=ray_cluster.address)
+        finished.set()
+        killer.join(5)
+        assert len(killed) == 2, "no rollout was seen running on the second node"
+        ray_cluster.wait_dead(killed[0])
+    finally:
+        finished.set()
+        first_stored.set()
+        ray_cluster.restore_second_node()     # later tests see two nodes again
     assert report.status == "done" and report.ran == 6 and report.passed == 6, report.as_dict()
     frame = store.rollouts_frame(ws.db, report.run_id)
     assert len(frame) == 6 and frame.rollout_id.is_unique and frame.passed.all()
     assert sorted(zip(frame.task_id, frame["sample"])) == sorted((t, s) for t in ids for s in range(3))
     for folder in frame.folder:
         assert json.loads((ws.root / folder / "result.json").read_text())["passed"]
+    owners = {(c.get("Labels") or {}).get(OWNER_LABEL) for c in Engine(sweep=False).sandbox_containers()}
+    assert killed[1] not in owners                # the dead worker's container is gone
     _no_containers_left()
