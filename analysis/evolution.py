@@ -346,6 +346,16 @@ def evolvable_tasks(tasks: pd.DataFrame) -> list[str]:
     return sorted(tasks.loc[keep, "task_id"])
 
 
+def form_params(*, task_ids: Sequence[str], rounds: int, agent: str, k: int, keep_p: float, executor: str,
+                ray_address: str):
+    """The launch form's fields as pipeline.evolve.jobs.EvolveParams: p only for noisy-oracle (the
+    driver refuses it for any other agent), the Ray address only with the ray executor, blank = none."""
+    from pipeline.evolve.jobs import EvolveParams    # the driver's imports, only when a round is launched
+    return EvolveParams(task_ids=tuple(task_ids), rounds=int(rounds), agent=agent, k=int(k),
+                        keep_p=float(keep_p) if AgentConfig(agent).simulated else None, executor=executor,
+                        ray_address=(ray_address.strip() or None) if executor == "ray" else None)
+
+
 # --- evolve runs: labels and progress ----------------------------------------------------------------
 
 def run_labels(runs: pd.DataFrame) -> dict[str, str]:

@@ -48,11 +48,9 @@ def launch_form() -> None:
                                       placeholder="empty: start or attach a local cluster")
             submitted = st.form_submit_button("Launch", type="primary", key="evo_launch")
         if submitted:
-            params = jobs.EvolveParams(task_ids=tuple(picked), rounds=int(rounds), agent=agent, k=int(k),
-                                       keep_p=float(keep_p) if agent == "noisy-oracle" else None, executor=executor,
-                                       ray_address=(address.strip() or None) if executor == "ray" else None)
             try:
-                run_id = jobs.launch(ws, params)
+                run_id = jobs.launch(ws, ev.form_params(task_ids=picked, rounds=rounds, agent=agent, k=k,
+                                                        keep_p=keep_p, executor=executor, ray_address=address))
             except (ValueError, OSError) as exc:
                 st.error(f"The run was not started: {exc}")
             else:

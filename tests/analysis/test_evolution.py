@@ -176,3 +176,13 @@ def test_the_tasks_a_round_may_evolve_are_the_accepted_ones(planted_ws):
     assert "evo02__b1__b1" not in got                      # rejected
     assert {"evo00", "evo04", "evo00__d1", "evo03__e1"} <= set(got) and len(got) == 10
     assert ev.evolvable_tasks(tasks.assign(withdrawn=tasks["task_id"] == "evo00")).count("evo00") == 0
+
+
+def test_the_launch_forms_fields_as_the_drivers_params():
+    p = ev.form_params(task_ids=["evo00"], rounds=2, agent=AGENT, k=3, keep_p=0.6, executor="ray",
+                       ray_address="  127.0.0.1:6379 ")
+    assert (p.task_ids, p.rounds, p.agent, p.k, p.keep_p, p.executor, p.ray_address) == \
+        (("evo00",), 2, AGENT, 3, 0.6, "ray", "127.0.0.1:6379")
+    other = ev.form_params(task_ids=[], rounds=1, agent="oracle", k=4, keep_p=0.8, executor="local",
+                           ray_address="host:1")
+    assert (other.task_ids, other.keep_p, other.ray_address) == ((), None, None)
