@@ -45,7 +45,13 @@ def _host_port(address: str) -> tuple[str, int] | None:
 
 
 def probe(address: str, timeout_s: float = PROBE_TIMEOUT_S) -> None:
-    """RayUnreachable unless something accepts a TCP connection at the address's host:port."""
+    """RayUnreachable unless something accepts a TCP connection at the address's host:port
+    (and, for ray://, this install has Ray Client)."""
+    if address.startswith("ray://"):
+        from ray._private.utils import get_ray_client_dependency_error
+        if get_ray_client_dependency_error() is not None:
+            raise RayUnreachable(f"Ray address {address!r} is a Ray Client address, which needs "
+                                 "`pip install 'ray[client]'`; or give the cluster's GCS host:port instead")
     hp = _host_port(address)
     if hp is None:
         raise RayUnreachable(f"Ray address {address!r} is not `auto`, `ray://host:port` or `host:port`")

@@ -30,3 +30,11 @@ def test_connecting_again_keeps_the_connection_and_another_address_is_probed_fir
     with pytest.raises(ray_connect.RayUnreachable, match="no Ray cluster answers at '127.0.0.1:1'"):
         ray_connect.connect("127.0.0.1:1")
     assert ray_connect.connected_address() == first   # the failed address did not cost the working one
+
+
+def test_a_ray_client_address_without_ray_client_says_what_to_install():
+    from ray._private.utils import get_ray_client_dependency_error
+    if get_ray_client_dependency_error() is None:
+        pytest.skip("Ray Client is installed here")
+    with pytest.raises(ray_connect.RayUnreachable, match=r"needs `pip install 'ray\[client\]'`"):
+        ray_connect.probe("ray://127.0.0.1:10001")
