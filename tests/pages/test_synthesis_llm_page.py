@@ -94,3 +94,18 @@ def test_a_finished_run_whose_every_path_failed_is_no_green_success(workspace, m
     assert "Finished without a task: every path failed (0 accepted, 0 rejected, 2 failed); why is listed below." \
         in [w.value for w in at.warning]
     assert frame(at, "path_id", "error")["error"].str.contains("gave up after 6 attempts").all()
+
+
+def test_the_llm_synthesizer_on_ray_is_refused_on_the_page_before_a_run_is_recorded(workspace, monkeypatch):
+    ws = workspace
+    with ReplayServer() as srv:
+        _endpoint(ws, monkeypatch, srv.base_url)
+        at = open_page(ws, monkeypatch, "synthesis.py")
+        at.radio(key="synth_provider").set_value("llm")
+        at.radio(key="synth_executor").set_value("ray")
+        button(at, "synth_launch").click().run()
+        assert not at.exception, at.exception
+        assert any("could not be started: --executor ray runs the offline synthesizer only" in e.value
+                   for e in at.error), [e.value for e in at.error]
+        assert store.runs(ws.db).empty
+

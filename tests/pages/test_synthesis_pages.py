@@ -321,3 +321,21 @@ def test_launch_starts_a_background_batch_and_the_page_shows_its_failure(workspa
         assert f"workbench synth --workspace {ws.root} --resume --run-id {run['run_id']}" in codes(at)
     log = jobs.log_tail(ws, run["run_id"])
     assert log.strip() and log.rstrip("\n") in codes(at)
+
+
+def test_a_batch_launched_on_ray_passes_the_executor_and_address_to_its_process(workspace, monkeypatch):
+    """Local is the default; ray with an address goes to the detached `workbench synth`, which
+    says on the run that no cluster answers there (nothing listens on port 9)."""
+    at = open_page(workspace, monkeypatch, "synthesis.py")
+    executor = at.radio(key="synth_executor")
+    assert executor.options == ["local", "ray"] and executor.value == "local"
+    executor.set_value("ray")
+    at.text_input(key="synth_ray_address").set_value("127.0.0.1:9")
+    at.number_input(key="synth_paths").set_value(2)
+    button(at, "synth_launch").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    run = store.runs(workspace.db).iloc[0]
+    wait_for_exit(workspace, run)
+    assert "--executor ray --ray-address 127.0.0.1:9" in jobs.log_tail(workspace, run["run_id"]).splitlines()[0]
+    final = store.get_run(workspace.db, run["run_id"])
+    assert final["status"] == "failed" and "no Ray cluster answers at '127.0.0.1:9'" in final["message"], final
