@@ -9,7 +9,10 @@ A rollout's id is its content key, so a resumed batch (or another batch with the
 config on the same task content) skips what is stored. A worker that raises is stored as a
 `crashed` rollout with its error. Cancel (the stop event): nothing new starts, running agents
 end at their next turn, and whatever is still running after a grace period is killed; work cut
-short by the stop proves nothing and is not stored (resume does it again).
+short by the stop proves nothing and is not stored (resume does it again). On Ray a stop starts
+nothing new and the running rollouts finish on their nodes (their containers are out of this
+driver's reach) and are stored. terminus-2 runs locally only (its LLM client, budget and call
+log live in the driver).
 """
 from __future__ import annotations
 
@@ -375,14 +378,18 @@ class RolloutBatch:
         self._tick()
         finished = threading.Event()
         watcher = threading.Thread(target=self._watch_stop, args=(finished,), name="rollout-stop", daemon=True)
-        watcher.start()
+        if isinstance(executor, LocalExecutor):
+            # On Ray the containers run on the workers' engines, out of this engine's reach: a stop
+            # lets the running rollouts finish (they are real and stored) and starts no new one.
+            watcher.start()
         try:
             # a partial, not a closure: on Ray it is pickled once, with the context's plain data only
             executor.run(runnable, functools.partial(run_rollout, wc=wc), finished=done,
                          commit=self._commit, on_error=self._on_error, stop=self.stop)
         finally:
             finished.set()
-            watcher.join(5)
+            if watcher.is_alive():
+                watcher.join(5)
             if self.stop.is_set():
                 self.engine.kill_all()     # nothing of the batch may outlive it
             if not isinstance(executor, LocalExecutor):
