@@ -16,8 +16,8 @@ from workbench.console import err
 
 DESCRIPTION = (
     "Serve scripted replies of the LLM synthesis stages (planner, environment, instruction, solution, tests, "
-    "repairs, judge) on a local OpenAI-compatible endpoint until Ctrl-C, and print the environment that points "
-    "`workbench synth --provider llm` in another shell at it. A TEST DOUBLE for trying the pipeline and for CI: "
+    "repairs, judge) and of SETA-Evol's evolve_task on a local OpenAI-compatible endpoint until Ctrl-C, and "
+    "print the environment that points `workbench synth --provider llm` in another shell at it. A TEST DOUBLE for trying the pipeline and for CI: "
     "the replies are the offline recipes' tasks, with faults on purpose so the repair routes show; it is not a "
     "model and makes no task the recipes could not.")
 
@@ -38,6 +38,7 @@ def _describe(batch: str, given: dict[str, str]) -> None:
 def cmd_replay_synthesis(args) -> int:
     from pipeline.synth.llm.scripted_faults import (
         REPLAY_MODEL, FaultSpecError, read_fault_spec, scripted_replies, write_demo_price)
+    from pipeline.evolve.llm_scripted import ScriptedEvolution
     from workbench.llm.replay_server import ReplayServer, Script
     from workbench.workspace import Workspace
     if args.latency < 0:
@@ -56,7 +57,9 @@ def cmd_replay_synthesis(args) -> int:
     stop = threading.Event()
     previous = signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        with ReplayServer(Script([scripted.rule()]), latency_s=args.latency, host=args.host, port=args.port) as srv:
+        # the evolve_task double first: the synthesis rule answers every request
+        rules = [ScriptedEvolution(ws, seed=args.seed).rule(), scripted.rule()]
+        with ReplayServer(Script(rules), latency_s=args.latency, host=args.host, port=args.port) as srv:
             _say(f"scripted replay server (a test double, not a model) for workspace {ws.root} on {srv.base_url}")
             _say("in another shell:")
             _say(f"  export WORKBENCH_LLM_BASE_URL={srv.base_url}")
@@ -65,6 +68,8 @@ def cmd_replay_synthesis(args) -> int:
                 from pipeline.synth.providers import SOLVE_TIMEOUT_ENV
                 _say(f"  export {SOLVE_TIMEOUT_ENV}=30   # the never_ends fault: cut its solve.sh after 30 s")
             _say(f"  workbench --workspace {shlex.quote(str(ws.root))} synth --provider llm --paths 10")
+            _say("(`workbench evolve` on the LLM-built tasks is answered too: scripted variants, "
+                 "pipeline/evolve/llm_scripted.py)")
             if fixed:
                 _say("faults by path id:")
                 for pid, fault in fixed.items():

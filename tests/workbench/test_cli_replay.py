@@ -127,3 +127,28 @@ def test_help_says_it_is_a_test_double():
     assert r.returncode == 0 and "TEST DOUBLE" in r.stdout
     for option in ("--faults", "--port", "--latency", "--demo-price"):
         assert option in r.stdout
+
+
+def test_it_answers_the_evolve_prompt_of_an_llm_built_task_with_a_variant(graph_workspace):
+    """`workbench evolve` against this server: the evolve_task prompt (as LlmOperator renders it) of a
+    task the scripted synthesis made gets a variant that fits the stage's schema."""
+    from pipeline.evolve.llm_operator import EVOLVE, EvolvedTask, parent_json, prompt_path_id
+    from pipeline.synth.llm.scripted import scripted_task
+    from tests.pipeline.synth.llm.demo_paths import tool_paths
+    from workbench.llm.prompts import load_template
+    [(pid, ctx)] = tool_paths(graph_workspace, 1).items()
+    t = scripted_task(ctx)
+    messages = load_template(EVOLVE).render(
+        path_id=prompt_path_id("t1__d1"), variant_id="t1__d1", parent_path=pid, operator="harder", directive="x",
+        steps="(not known)", parent=parent_json(t.manifest, t.instruction, t.solution, t.tests))
+    proc, lines = _start(graph_workspace.root)
+    try:
+        assert any("workbench evolve" in line for line in lines)
+        url = re.search(r"^  export WORKBENCH_LLM_BASE_URL=(\S+)$", "\n".join(lines), re.M).group(1)
+        client = openai.OpenAI(base_url=url, api_key="unused", max_retries=0)
+        reply = client.chat.completions.create(model=REPLAY_MODEL, messages=messages).choices[0].message.content
+        variant = EvolvedTask.model_validate_json(reply)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert "SHA256SUMS" in variant.change and len(variant.plan.subgoals) == len(t.plan.subgoals) + 1
