@@ -261,6 +261,15 @@ def roots(lineage_rows: pd.DataFrame) -> list[str]:
     return sorted(counts.index, key=lambda t: (-counts[t], t))
 
 
+def root_labels(lineage_rows: pd.DataFrame, tasks: pd.DataFrame) -> dict[str, str]:
+    """Root id -> "id · name · n variants tried" for the tree's picker, in `roots` order (`tasks`:
+    workbench.store.tasks.tasks_frame; a root it lacks reads without a name)."""
+    names = dict(zip(tasks["task_id"], tasks["name"])) if len(tasks) else {}
+    counts = lineage_rows.groupby("root_id").size() if len(lineage_rows) else {}
+    return {r: " · ".join([r, *([names[r]] if isinstance(names.get(r), str) else []), f"{counts[r]} tried"])
+            for r in roots(lineage_rows)}
+
+
 def lineage_tree(lineage_rows: pd.DataFrame, rates: pd.DataFrame, root: str) -> LineageTree:
     """The tree of `root`: the original, then each variant tried under its parent."""
     mine = lineage_rows[lineage_rows["root_id"] == root]

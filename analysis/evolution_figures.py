@@ -21,6 +21,11 @@ def rate_axis(config: AgentConfig) -> str:
     return f"pass rate r · {config.label}"
 
 
+def _rates_of(config: AgentConfig) -> dict:
+    """A figure title naming whose rates a vertical axis shows (too long for the axis itself)."""
+    return dict(text=f"pass rates of {config.label}", font=dict(size=13), x=0)
+
+
 def lineage_tree_figure(tree: LineageTree, config: AgentConfig, highlight: str | None = None) -> go.Figure:
     """The root left, each generation a column to its right; an edge per variant tried, coloured by
     its operator; nodes coloured by r (grey: no rate — not made, rejected or not rolled out yet),
@@ -100,9 +105,9 @@ def productive_share_figure(share: pd.DataFrame, config: AgentConfig) -> go.Figu
             for p, n, u in zip(share["productive"], share["tasks"], share["unrated"])]
     fig = go.Figure(go.Bar(x=x, y=share["share"].fillna(0.0), text=text, textposition="outside",
                            marker_color="#fc8d59", hovertemplate="%{x}: %{y:.0%} productive<extra></extra>"))
-    fig.update_layout(height=320, margin=dict(l=0, r=0, t=10, b=0), showlegend=False,
-                      yaxis=dict(title=f"share in 0 < r < 1 · {config.label}", tickformat=".0%", range=[0, 1.15]),
-                      xaxis=dict(title="", type="category"))
+    fig.update_layout(height=340, margin=dict(l=0, r=0, t=10, b=0), showlegend=False,
+                      yaxis=dict(title="share in 0 < r < 1", tickformat=".0%", range=[0, 1.15]),
+                      xaxis=dict(title="", type="category"), title=_rates_of(config))
     return clear_of_toolbar(fig)
 
 
@@ -121,6 +126,6 @@ def rates_by_round_figure(rounds: pd.DataFrame, config: AgentConfig) -> go.Figur
         fig.add_trace(go.Scatter(x=mine["round"], y=mine["r_before"], mode="lines+markers", name=f"{op}: parents",
                                  line=dict(color=color, dash="dot"), marker=dict(symbol="circle-open"),
                                  hovertemplate="round %{x}: parents' r = %{y:.2f}<extra>" + op + "</extra>"))
-    fig.update_layout(height=340, legend=_LEGEND, margin=dict(l=0, r=0, t=10, b=0),
-                      xaxis=dict(title="round", dtick=1), yaxis=dict(title=rate_axis(config), range=[-0.05, 1.05]))
+    fig.update_layout(height=360, legend=_LEGEND, margin=dict(l=0, r=0, t=10, b=0), title=_rates_of(config),
+                      xaxis=dict(title="round", dtick=1), yaxis=dict(title="pass rate r", range=[-0.05, 1.05]))
     return clear_of_toolbar(fig)

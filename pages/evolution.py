@@ -128,8 +128,9 @@ m[3].metric("Productive, last round", "—" if last is None else f"{last['share'
 tab_tree, tab_ops, tab_zone, tab_variants = st.tabs(["Lineage tree", "Before → after", "Productive zone",
                                                      "Variants"])
 with tab_tree:
-    roots = ev.roots(lineage)
-    root = st.selectbox("Task", roots, key="evo_root", help="The originals with variants tried, most first.")
+    roots = ev.root_labels(lineage, cached.tasks_frame(ws))
+    root = st.selectbox("Task", list(roots), format_func=roots.get, key="evo_root",
+                        help="The originals with variants tried, most first.")
     st.plotly_chart(figs.lineage_tree_figure(ev.lineage_tree(lineage, rates, root), config), width="stretch",
                     key="evo_tree_fig")
     st.caption("Each column a generation; an edge per variant tried, coloured by its operator; nodes coloured by r "

@@ -127,10 +127,13 @@ def test_the_productive_share_per_round(planted):
     assert math.isnan(t2["share"].iloc[2])
 
 
-def test_the_lineage_tree_of_a_root(planted):
+def test_the_lineage_tree_of_a_root(planted, planted_ws):
     lineage, rollouts = planted
     rates = ev.pass_rates(rollouts, NOISY)
     assert ev.roots(lineage)[:2] == ["evo00", "evo01"]      # two variants tried each, then by id
+    from workbench.store import tasks as task_store
+    labels = ev.root_labels(lineage, task_store.tasks_frame(planted_ws.db))
+    assert list(labels) == ev.roots(lineage) and labels["evo04"] == "evo04 · skillgraph/evo04 · 1 tried"
     tree = ev.lineage_tree(lineage, rates, "evo02")
     assert tree.edges == [("evo02", "evo02__b1"), ("evo02__b1", "evo02__b1__b1")]
     nodes = tree.nodes.set_index("task_id")

@@ -59,6 +59,7 @@ def test_productive_share_bars_with_counts():
     bar = figs.productive_share_figure(share, NOISY).data[0]
     assert list(bar.x) == ["round 0 (originals)", "round 1"]
     assert list(bar.y) == [0.4, 1.0] and list(bar.text) == ["2/5", "2/2 (1 without rollouts)"]
+    assert "simulated, not a model" in figs.productive_share_figure(share, NOISY).layout.title.text
 
 
 def test_rates_by_round_a_line_per_operator_for_variants_and_parents():
@@ -69,3 +70,4 @@ def test_rates_by_round_a_line_per_operator_for_variants_and_parents():
                                           "easier: parents"]
     assert np.asarray(fig.data[0].y).tolist() == pytest.approx([0.4, 0.5])
     assert fig.data[1].line.dash == "dot"
+    assert "simulated, not a model" in fig.layout.title.text

@@ -32,7 +32,7 @@ def test_read_the_evolution_of_a_task_in_chromium(workspace, dashboard, chromium
     expect(tree.locator("text", has_text="b1 · r=0.25")).to_be_visible()
     expect(page.get_by_text("simulated, not a model").first).to_be_visible()
     page.screenshot(path=str(tmp_path / "evolution-tree.png"), full_page=True)
-    _pick(page, "Task", "evo02")
+    _pick(page, "Task", "evo02 · skillgraph/evo02 · 2 tried")
     expect(tree.locator("text", has_text="b1 · r=—")).to_be_visible(timeout=30_000)   # the rejected variant
 
     open_tab(page, "Before → after", page.get_by_text("SETA-Evol's expectation: harder lowers the pass rate"))

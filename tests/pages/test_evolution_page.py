@@ -45,7 +45,7 @@ def test_the_run_with_its_counts_and_every_tab(page):
     assert any("simulated, not a model" in c.value for c in at.caption)
 
     tree = chart(at, "evo_tree_fig")
-    assert at.selectbox(key="evo_root").options[0] == "evo00"     # 2 variants below it: the most
+    assert at.selectbox(key="evo_root").options[0] == "evo00 · skillgraph/evo00 · 2 tried"   # the most tried
     texts = [t for trace in tree["data"] if trace.get("mode") == "markers+text" for t in trace["text"]]
     assert texts == ["original · r=1.00", "d1 · r=0.50", "b1 · r=0.25"]
 
