@@ -48,11 +48,11 @@ def launch(ws: Workspace, params: EvolveParams) -> str:
                       concurrency=params.concurrency, executor=params.executor, ray_address=params.ray_address)
     select_parents(ws, list(params.task_ids) or None)
     run_id = new_run_id()
-    # The row exists before the process does, so the page lists the run at once; the process
-    # takes it over (a pending row) when it starts, with its pid.
+    # The row exists before the process does, so the page lists the run (and can cancel it) at
+    # once; the process takes the pending row over when it starts.
     store.create_run(ws.db, run_id, rounds=params.rounds, agent=params.agent, model=None, k=params.k,
                      params={"task_ids": list(params.task_ids), "launched": True})
-    _JOBS.spawn(ws, run_id, params.cli_args(ws, run_id))
+    store.set_run_pid(ws.db, run_id, _JOBS.spawn(ws, run_id, params.cli_args(ws, run_id)))
     return run_id
 
 

@@ -43,6 +43,12 @@ def set_run_status(db: Database, run_id: str, status: str, message: str | None =
                     [status, message, pid, rounds_done, finished, run_id])
 
 
+def set_run_pid(db: Database, run_id: str, pid: int) -> None:
+    """The pid of a launched run's process, unless the process has written its own already."""
+    with db.write() as con:
+        con.execute("UPDATE evolve_runs SET pid = ? WHERE run_id = ? AND pid IS NULL", [pid, run_id])
+
+
 def finish_run(db: Database, run_id: str, status: str, message: str | None = None,
                rounds_done: int | None = None) -> None:
     """End a run: done | cancelled | failed, with its closing line."""
