@@ -150,6 +150,9 @@ def sample(ws: Workspace, sampler: str, n: int, seed: int, min_len: int = 2, max
         raise ValueError(f"unknown sampler '{sampler}' (choose from {', '.join(SAMPLERS)})")
     if uncovered_in not in UNCOVERED_IN:
         raise ValueError(f"unknown --uncovered-in '{uncovered_in}' (choose from {', '.join(UNCOVERED_IN)})")
+    if uncovered_in != "batch" and sampler != "coverage-aware":
+        raise ValueError(f"--uncovered-in {uncovered_in} is for the coverage-aware sampler; {sampler} does not "
+                         "look at coverage")
     if n <= 0:
         raise ValueError("--n must be positive")
     g = assemble(ws.db)

@@ -2,6 +2,10 @@
 and explained, in the report, its note (the CLI prints it) and its JSON."""
 from __future__ import annotations
 
+import re
+
+import pytest
+
 from pipeline.graph.sample_run import SampleReport, sample
 from tests.helpers import cli
 from workbench.store import graph as store
@@ -75,9 +79,9 @@ def test_cli_sample_takes_the_coverage_aware_sampler_and_refuses_a_bad_uncovered
     assert "20 coverage-aware paths" in " ".join(r.stdout.split())
     r = cli("sample", "--workspace", str(graph_workspace.root), "--sampler", "coverage-aware", "--uncovered-in", "all")
     assert r.returncode == 2 and "--uncovered-in" in r.stderr
-    try:
+    with pytest.raises(ValueError, match=re.escape("unknown --uncovered-in 'all' (choose from batch, workspace)")):
         sample(graph_workspace, "coverage-aware", 5, 0, uncovered_in="all")
-    except ValueError as exc:
-        assert "unknown --uncovered-in 'all' (choose from batch, workspace)" in str(exc)
-    else:
-        raise AssertionError("a bad uncovered_in was taken")
+    # taken and ignored by another sampler would read as if it had steered that batch
+    r = cli("sample", "--workspace", str(graph_workspace.root), "--sampler", "random-walk", "--uncovered-in", "workspace")
+    assert r.returncode == 1
+    assert "--uncovered-in workspace is for the coverage-aware sampler; random-walk does not" in " ".join(r.stderr.split())
