@@ -260,3 +260,21 @@ def test_a_task_never_repeats_a_family_in_consecutive_steps_nor_uses_one_three_t
         assert len(parts) == len(set(parts)) <= 3, heading
     assert all(re.search(r"fits only [a-z0-9-]+.*, which steps? [0-9, and]+ already uses?", m) for m in refused), refused
     assert len(refused) <= 6, (len(refused), refused)    # of 150 random category paths; 4 on 2026-12-01
+
+
+def test_a_variant_identity_names_the_task_composes_its_steps_exactly_and_writes_its_lineage():
+    """pipeline/evolve's variants: id and name given, one step stays one step, lineage in task.toml;
+    an original task's task.toml has no lineage keys (its bytes as before)."""
+    one = path(["data-processing"], "v")
+    original = synthesize_task(one, 3, BASE)
+    assert len(original.recipes) == 2                              # a one-step path is composed twice
+    toml = original.bundle.text("task.toml")
+    assert not any(k in toml for k in ("parent_id", "operator =", "steps ="))
+    lineage = {"parent_id": "abc", "operator": "easier", "steps": ["sc-0>v-skill-0>sc-1"]}
+    variant = synthesize_task(one, 3, BASE, variant={"task_id": "abc__e1", "name": "workbench/x-abc-e1",
+                                                     "lineage": lineage})
+    assert (variant.task_id, variant.name, len(variant.recipes)) == ("abc__e1", "workbench/x-abc-e1", 1)
+    meta = parse(variant.bundle.text("task.toml"))
+    assert meta.name == "workbench/x-abc-e1"
+    assert (meta.metadata.parent_id, meta.metadata.operator, meta.metadata.steps) == ("abc", "easier", lineage["steps"])
+    assert "Checks for workbench/x-abc-e1 " in variant.bundle.text("tests/test_outputs.py")
