@@ -5,6 +5,7 @@ import streamlit as st
 
 from analysis import evolution as ev
 from analysis import evolution_figures as figs
+from analysis import evolve_runs as er
 from analysis.synth_runs import effective_status, pid_of
 from pages import cached
 from pages.shared import workspace
@@ -33,7 +34,7 @@ def launch_form() -> None:
         return
     with st.expander("Launch evolve rounds", expanded=lineage.empty):
         with st.form("evo_form"):
-            accepted = ev.evolvable_tasks(cached.tasks_frame(ws))
+            accepted = er.evolvable_tasks(cached.tasks_frame(ws))
             picked = st.multiselect("Tasks (none: every accepted task)", accepted, key="evo_launch_tasks")
             c = st.columns(4)
             rounds = c[0].number_input("Rounds", min_value=1, max_value=10, value=1, key="evo_launch_rounds")
@@ -49,7 +50,7 @@ def launch_form() -> None:
             submitted = st.form_submit_button("Launch", type="primary", key="evo_launch")
         if submitted:
             try:
-                run_id = jobs.launch(ws, ev.form_params(task_ids=picked, rounds=rounds, agent=agent, k=k,
+                run_id = jobs.launch(ws, er.form_params(task_ids=picked, rounds=rounds, agent=agent, k=k,
                                                         keep_p=keep_p, executor=executor, ray_address=address))
             except (ValueError, OSError) as exc:
                 st.error(f"The run was not started: {exc}")
@@ -71,7 +72,7 @@ def _live_view(jobs, run_id: str) -> None:
     if st.session_state.get("evo_seen") != (run_id, status):
         st.rerun()     # it changed state (e.g. ended): redraw the page with what it made
     st.markdown(f"**{run_id}** · {status}" + (f" · {run['message']}" if run.get("message") else ""))
-    progress = ev.run_progress(run.get("params"))
+    progress = er.run_progress(run.get("params"))
     if progress is not None:
         st.progress(progress[0], text=progress[1])
     if status == "running" and st.button("Cancel run", key="evo_cancel"):
@@ -91,7 +92,7 @@ if lineage.empty:
     launch_form()
     st.stop()
 
-labels = ev.run_labels(runs)
+labels = er.run_labels(runs)
 cols = st.columns([3, 2])
 run_id = cols[0].selectbox("Evolve run", [None, *labels], format_func=lambda r: "all runs" if r is None else labels[r],
                            key="evo_run")
@@ -107,7 +108,7 @@ if not configs:
     st.stop()
 config = cols[1].selectbox("Pass rates of", configs, format_func=lambda c: c.label, key="evo_agent",
                            index=0 if run is None else ev.default_config(
-                               configs, ev.run_config(run["agent"], run["model"], run["params"])),
+                               configs, er.run_config(run["agent"], run["model"], run["params"])),
                            help="Whose rollouts give r: by default the agent the evolve run used.")
 if config.simulated:
     st.caption(f"⚠ {config.label}: these pass rates are simulated, not a model's.")

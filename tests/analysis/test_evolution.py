@@ -9,10 +9,9 @@ import pytest
 
 from analysis import evolution as ev
 from tests.pages.evolution_fixture import (AGENT, CRASHED_TASK, K, LABEL, LABEL_P05, P, P05_TASK, T2, T2_MODEL,
-                                          make_evolution_fixture)
+                                          planted_workspace)
 from workbench.store import lineage as lineage_store
 from workbench.store import rollouts as ro_store
-from workbench.workspace import Workspace
 
 NOISY = ev.AgentConfig(AGENT, "", LABEL)
 NOISY_P05 = ev.AgentConfig(AGENT, "", LABEL_P05)
@@ -20,9 +19,7 @@ NOISY_P05 = ev.AgentConfig(AGENT, "", LABEL_P05)
 
 @pytest.fixture(scope="module")
 def planted_ws(tmp_path_factory):
-    ws = Workspace.open(tmp_path_factory.mktemp("evolution") / "ws")
-    make_evolution_fixture(ws)
-    return ws
+    return planted_workspace(tmp_path_factory)
 
 
 @pytest.fixture
@@ -46,16 +43,6 @@ def test_pass_rates_are_per_agent_config(planted):
     assert t2.set_index("task_id")["r"].to_dict() == {"evo00": pytest.approx(2 / 3), "evo00__d1": 0.0}
     assert NOISY.simulated and not ev.AgentConfig(T2, T2_MODEL).simulated
     assert "simulated, not a model" in NOISY.label and NOISY.label.endswith(f"p={P}")
-
-
-def test_the_runs_own_config_is_the_default(planted):
-    _, rollouts = planted
-    configs = ev.agent_configs(rollouts)
-    assert ev.run_config(AGENT, None, f'{{"keep_p": {P}}}') == NOISY
-    assert ev.default_config(configs, ev.run_config(AGENT, None, {"keep_p": P})) == 1
-    assert ev.default_config(configs, ev.run_config(T2, T2_MODEL, "{}")) == 2
-    assert ev.default_config(configs, ev.AgentConfig("oracle")) == 0      # none of its rollouts: the first
-    assert ev.run_config("harbor-agent", None, {}) == ev.AgentConfig("harbor-agent")
 
 
 def test_each_variant_with_its_parents_rate_and_its_own(planted):
@@ -157,35 +144,8 @@ def test_a_branching_tree_gives_every_leaf_its_own_row(planted):
     assert len(set(map(tuple, pos.values))) == len(pos)        # no two nodes on one spot
 
 
-def test_run_labels_and_progress(planted_ws):
-    runs = lineage_store.evolve_runs_frame(planted_ws.db)
-    assert ev.run_labels(runs) == {"evofix-run1": "evofix-run1 · noisy-oracle · round 2/2 · 6 made, 5 accepted · done"}
-    assert ev.run_progress('{"progress": {"round": 2, "phase": "rollouts", "done": 3, "total": 12}}') == \
-        (0.25, "round 2 · rollouts: 3/12")
-    assert ev.run_progress("{}") is None and ev.run_progress("not json") is None and ev.run_progress(None) is None
-
-
 def test_marks_and_outcomes():
     assert ev.mark("t") == "original" and ev.mark("t__d1__b2") == "b2"
     assert ev.outcome("made", "accepted") == "accepted" and ev.outcome("made", None) == "not verified"
     assert ev.outcome("no_variant", None) == "no variant" and ev.outcome("failed", None) == "failed"
     assert ev.rate_text(float("nan")) == "—" and ev.rate_text(0.5) == "0.50"
-
-
-def test_the_tasks_a_round_may_evolve_are_the_accepted_ones(planted_ws):
-    from workbench.store import tasks as task_store
-    tasks = task_store.tasks_frame(planted_ws.db)
-    got = ev.evolvable_tasks(tasks)
-    assert "evo02__b1__b1" not in got                      # rejected
-    assert {"evo00", "evo04", "evo00__d1", "evo03__e1"} <= set(got) and len(got) == 10
-    assert ev.evolvable_tasks(tasks.assign(withdrawn=tasks["task_id"] == "evo00")).count("evo00") == 0
-
-
-def test_the_launch_forms_fields_as_the_drivers_params():
-    p = ev.form_params(task_ids=["evo00"], rounds=2, agent=AGENT, k=3, keep_p=0.6, executor="ray",
-                       ray_address="  127.0.0.1:6379 ")
-    assert (p.task_ids, p.rounds, p.agent, p.k, p.keep_p, p.executor, p.ray_address) == \
-        (("evo00",), 2, AGENT, 3, 0.6, "ray", "127.0.0.1:6379")
-    other = ev.form_params(task_ids=[], rounds=1, agent="oracle", k=4, keep_p=0.8, executor="local",
-                           ray_address="host:1")
-    assert (other.task_ids, other.keep_p, other.ray_address) == ((), None, None)

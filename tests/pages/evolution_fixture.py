@@ -131,3 +131,11 @@ def make_evolution_fixture(ws) -> None:
     ro_store.set_run_status(ws.db, "evofix-t2", "done", "finished")
     ro_store.set_run_status(ws.db, "evofix-p05", "done", "finished")
     lineage_store.finish_run(ws.db, RUN_ID, "done", "2 rounds", rounds_done=2)
+
+
+def planted_workspace(tmp_path_factory):
+    """A workspace holding the fixture, for a module of tests that only read it."""
+    from workbench.workspace import Workspace
+    ws = Workspace.open(tmp_path_factory.mktemp("evolution") / "ws")
+    make_evolution_fixture(ws)
+    return ws
