@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
-import threading
 
 from rich.text import Text
 
 from workbench.cli_synthesis import _dollars   # the one rule for a dollar amount
+from workbench.cli_signals import stop_on_signals
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
 from workbench.workspace import Workspace
@@ -39,13 +38,7 @@ def cmd_rollout(args) -> int:
         engine = Engine()
     except SandboxError as exc:
         return _refused(ws, args, exc, 1)
-    stop = threading.Event()
-
-    def on_signal(signum, frame):   # Ctrl-C, or cancel from the dashboard: stop; a second one kills at once
-        if stop.is_set():
-            engine.kill_all()
-        stop.set()
-    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    stop, restore_signals = stop_on_signals(engine)   # Ctrl-C or the dashboard's cancel: stop; twice: kill
     progress, update = _progress("rollout", not args.no_progress and not args.json)
 
     def tick(c: dict) -> None:
@@ -73,8 +66,7 @@ def cmd_rollout(args) -> int:
         err.print("Interrupted; stored rollouts are kept. Continue with `workbench rollout --resume RUN_ID`.")
         return 130
     finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
+        restore_signals()
     if args.json:
         print(json.dumps(report.as_dict(), indent=2, default=str))
     else:
