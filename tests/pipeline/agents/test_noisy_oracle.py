@@ -14,7 +14,7 @@ from pipeline.trials.trial import run_trial
 from pipeline.verify.docker_checks import check_build
 from tests.helpers import sum_bundle
 from tests.pipeline.agents.test_ablation import OFFLINE
-from tests.pipeline.rollouts.demo_tasks import tasks_template  # noqa: F401
+from tests.pipeline.rollouts.demo_tasks import tasks_template, tasks_ws  # noqa: F401
 from workbench.sandbox.bundle import read_bundle
 from workbench.sandbox.task_toml import parse
 from workbench.store import tasks as task_store
@@ -141,3 +141,18 @@ def test_between_0_and_1_the_seeds_give_a_spread_of_rewards_and_a_rerun_the_same
     again = _trial(engine, multi_step_task, agent, seeds["partial"])
     assert again.agent.details["kept"] == partial["kept"] and again.reward == trials["partial"].reward
     assert [t["outcome"] for t in again.tests] == [t["outcome"] for t in trials["partial"].tests]
+
+
+@pytest.mark.docker
+def test_rollouts_at_another_p_are_other_work_and_are_labelled_with_it(tasks_ws, engine):
+    from pipeline.rollouts.batch import run_rollouts
+    from workbench.store import rollouts as ro_store
+    ws, ids = tasks_ws
+    first = run_rollouts(ws, agent="noisy-oracle", task_ids=ids[:1], k=2, keep_p=0.8, engine=engine)
+    same = run_rollouts(ws, agent="noisy-oracle", task_ids=ids[:1], k=2, keep_p=0.8, engine=engine)
+    other = run_rollouts(ws, agent="noisy-oracle", task_ids=ids[:1], k=2, keep_p=0.5, engine=engine)
+    assert (first.ran, same.ran, same.skipped, other.ran) == (2, 0, 2, 2)
+    frame = ro_store.rollouts_frame(ws.db)
+    assert set(frame["agent_label"]) == {NoisyOracleAgent(0.8).label, NoisyOracleAgent(0.5).label}
+    details = [json.loads(d) if isinstance(d, str) else d for d in frame["details"]]
+    assert {d["keep_p"] for d in details} == {0.8, 0.5} and all("kept" in d for d in details)
