@@ -46,6 +46,9 @@ EVOLVE = "evolve_task"           # the stage: llm_calls.stage and the prompt tem
 EVOLVE_MARK = "evolve:"          # every prompt about a variant says `Path: evolve:<variant id>`
 EVOLVE_REPAIRS = 3               # repairs per kind of artifact (environment; solution/tests/instruction)
 CHANGE_CAP = 300                 # characters of the one-line change a person reads
+KEPT = "<<unchanged>>"            # a file's content in the prompt and the reply: the parent's, kept as is
+SHOWN_CAP = 4000                 # characters of one environment file shown whole in the prompt
+EXCERPT_LINES = 20               # lines shown of a file that travels as KEPT
 STEPS_CAP = 800                  # characters of each SKILL.md body shown to the model
 DIRECTIVES = {
     "harder": "make it harder: add one more step along the path's skills, a constraint, an edge case "
@@ -85,6 +88,37 @@ def parent_json(manifest: EnvManifest, instruction: Instruction, solution: Solut
     """The parent's artifacts as the prompt shows them (and the scripted model reads them back)."""
     return json.dumps({"environment": manifest.model_dump(), "instruction": instruction.model_dump(),
                        "solution": solution.model_dump(), "tests": tests.model_dump()}, indent=1)
+
+
+def shown_manifest(manifest: EnvManifest) -> EnvManifest:
+    """The parent's manifest as the prompt shows it: a file longer than SHOWN_CAP characters travels
+    as KEPT (the model neither reads nor has to repeat a large data file it keeps)."""
+    return manifest.model_copy(update={"files": [f.model_copy(update={"content": KEPT}) if len(f.content) > SHOWN_CAP
+                                                 else f for f in manifest.files]})
+
+
+def excerpts(manifest: EnvManifest) -> str:
+    """What the model sees of the files shown as KEPT: their size and first lines."""
+    out = []
+    for f in manifest.files:
+        if len(f.content) > SHOWN_CAP:
+            head = "\n".join(f.content.splitlines()[:EXCERPT_LINES]) if f.encoding == "utf-8" else "(binary)"
+            out.append(f"{f.path} ({len(f.content)} characters, {f.encoding}), first lines:\n{head[:SHOWN_CAP]}")
+    return "\n\n".join(out) or "(none: every file is shown whole)"
+
+
+def with_kept_files(reply: EnvManifest, parent: EnvManifest) -> EnvManifest:
+    """The reply's manifest with each KEPT file given back its parent's content; raises ValueError
+    (naming the file) for a KEPT file the parent does not have."""
+    by_path = {f.path: f for f in parent.files}
+    files = []
+    for i, f in enumerate(reply.files):
+        if f.content == KEPT:
+            if f.path not in by_path:
+                raise ValueError(f"environment: files[{i}] ({f.path!r}) is marked {KEPT}, but the parent has no such file")
+            f = by_path[f.path].model_copy(update={"executable": f.executable})
+        files.append(f)
+    return reply.model_copy(update={"files": files})
 
 
 def _artifacts_json(ev: EvolvedTask) -> str:
@@ -154,11 +188,16 @@ class LlmOperator:
                 EVOLVE, vid, EvolvedTask, timer=timer, path_id=path.path_id, variant_id=vid,
                 parent_path=path_id or "(none)", operator=operator, directive=DIRECTIVES[operator],
                 steps=path_text(path, body_cap=STEPS_CAP) or "(not known)",
-                parent=parent_json(manifest, instruction, solution, tests))
+                parent=parent_json(shown_manifest(manifest), instruction, solution, tests),
+                excerpts=excerpts(manifest))
         except StructuredOutputError as exc:
             raise NoVariant(f"{EVOLVE} ({operator}) of {parent.task_id}: the reply is not valid JSON for its "
                             f"schema: {str(exc)[:400]}") from None
         ev: EvolvedTask = res.parsed
+        try:
+            ev = ev.model_copy(update={"environment": with_kept_files(ev.environment, manifest)})
+        except ValueError as exc:
+            raise NoVariant(f"{EVOLVE} ({operator}) of {parent.task_id}: {exc}") from None
         if _artifacts_json(ev) == parent_json(manifest, instruction, solution, tests):
             raise NoVariant(f"{EVOLVE} ({operator}) of {parent.task_id}: the reply is the parent unchanged")
 

@@ -140,7 +140,7 @@ def test_it_answers_the_evolve_prompt_of_an_llm_built_task_with_a_variant(graph_
     t = scripted_task(ctx)
     messages = load_template(EVOLVE).render(
         path_id=prompt_path_id("t1__d1"), variant_id="t1__d1", parent_path=pid, operator="harder", directive="x",
-        steps="(not known)", parent=parent_json(t.manifest, t.instruction, t.solution, t.tests))
+        steps="(not known)", parent=parent_json(t.manifest, t.instruction, t.solution, t.tests), excerpts="(none)")
     proc, lines = _start(graph_workspace.root)
     try:
         assert any("workbench evolve" in line for line in lines)

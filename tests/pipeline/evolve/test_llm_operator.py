@@ -169,3 +169,21 @@ def test_an_unknown_operator_is_refused_before_any_call(cheap):
     with pytest.raises(ValueError, match="operator 'sideways'"):
         cheap.op.make(cheap.parent, "sideways", 1)
     assert not cheap.evolution.calls
+
+
+def test_a_large_parent_file_travels_as_kept_and_comes_back_with_the_parents_bytes():
+    from pipeline.evolve.llm_operator import KEPT, SHOWN_CAP, excerpts, shown_manifest, with_kept_files
+    from pipeline.synth.llm.models import EnvManifest, FileSpec
+    big = "\n".join(f"row {i},{i * i}" for i in range(2000))
+    assert len(big) > SHOWN_CAP
+    parent = EnvManifest(files=[FileSpec(path="/app/input/big.csv", content=big),
+                                FileSpec(path="/app/input/small.txt", content="hello\n")])
+    shown = shown_manifest(parent)
+    assert [f.content for f in shown.files] == [KEPT, "hello\n"]
+    assert "/app/input/big.csv" in excerpts(parent) and "row 19," in excerpts(parent) and "row 20," not in excerpts(parent)
+    reply = EnvManifest(files=[FileSpec(path="/app/input/big.csv", content=KEPT),
+                               FileSpec(path="/app/input/small.txt", content="changed\n")], setup_commands=["true"])
+    back = with_kept_files(reply, parent)
+    assert [f.content for f in back.files] == [big, "changed\n"] and back.setup_commands == ["true"]
+    with pytest.raises(ValueError, match=r"files\[0\] \('/app/nowhere.csv'\) is marked <<unchanged>>, but the parent"):
+        with_kept_files(EnvManifest(files=[FileSpec(path="/app/nowhere.csv", content=KEPT)]), parent)
