@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pipeline.evolve.models import LINEAGE_MARKS, OPERATORS, NoVariant, ParentTask, VariantDraft, lineage, root_of, variant_id
+from pipeline.evolve.models import (LINEAGE_MARKS, OPERATORS, NoVariant, ParentTask, VariantDraft, lineage, root_of,
+                                   variant_id)
 from pipeline.graph.assemble import AssembledGraph, assemble
 from pipeline.synth.compose import (PathStep, SynthesizedTask, plan_steps, step_category, step_families,
                                     synthesize_task, task_slug)
@@ -169,7 +170,8 @@ class OfflineOperator:
                 force = list(recipes)
                 force[i] = alt
                 yield Candidate(list(plan.steps), force,
-                                f"step {i + 1} served by {alt} ({REGISTRY[alt].category}) instead of {recipes[i]} ({REGISTRY[recipes[i]].category})")
+                                f"step {i + 1} served by {alt} ({REGISTRY[alt].category}) instead of "
+                                f"{recipes[i]} ({REGISTRY[recipes[i]].category})")
         g = self.graph()
         for i in reversed(range(len(plan.steps))):     # then another skill between the same two scenarios
             step = plan.steps[i]

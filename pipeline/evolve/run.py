@@ -96,9 +96,13 @@ def select_parents(ws: Workspace, task_ids: Sequence[str] | None) -> list[str]:
     if unknown := [t for t in ids if t not in frame.index]:
         raise ValueError(f"unknown task id(s): {', '.join(unknown)} (`workbench status` or the Tasks page lists them)")
     if bad := [f"{t} ({frame.at[t, 'verdict']})" for t in ids
-               if frame.at[t, "verdict"] != "accepted" or bool(frame.at[t, "withdrawn"])]:
+               if frame.at[t, "verdict"] != "accepted" or _withdrawn(frame.at[t, "withdrawn"])]:
         raise ValueError(f"only accepted tasks evolve; not accepted (or withdrawn): {', '.join(bad)}")
     return ids
+
+
+def _withdrawn(value) -> bool:
+    return bool(value) if pd.notna(value) else False     # NULL: never judged, so not withdrawn
 
 
 def agent_label_of(agent: str, keep_p: float | None) -> str | None:
