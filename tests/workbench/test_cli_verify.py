@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import cli, sum_bundle
+from tests.workbench.executors.ray_cluster import ray_cluster  # noqa: F401
 from workbench.cli_verify import with_task_name
 from workbench.sandbox.bundle import write_bundle
 
@@ -67,3 +68,22 @@ def test_a_folder_named_twice_is_verified_once_and_reported_twice(tmp_path):
     verdicts = json.loads(res.stdout)
     assert res.returncode == 0 and [v["verdict"] for v in verdicts] == ["accepted", "accepted"]
     assert verdicts[0] == verdicts[1]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_folders_verified_on_ray_get_the_verdicts_they_get_locally(tmp_path, ray_cluster, engine):
+    """The folders are read by the driver; their files travel to the Ray workers in the items."""
+    from pipeline.verify.run import VerifyContext
+    from workbench.cli_verify import verify_folders
+    from workbench.executors.factory import make_executor
+    write_bundle(sum_bundle(), tmp_path / "good")
+    write_bundle(sum_bundle("true"), tmp_path / "lazy")          # the solution does nothing: oracle fails
+    (tmp_path / "empty").mkdir()
+    folders = [tmp_path / "good", tmp_path / "lazy", tmp_path / "empty"]
+    ctx = VerifyContext(engine=engine)
+    here = verify_folders(folders, ctx, make_executor("local", concurrency=2))
+    there = verify_folders(folders, ctx, make_executor("ray", concurrency=2, ray_address=ray_cluster.address))
+    assert [(v.folder, v.verdict, v.failed_check) for v in here] == [(v.folder, v.verdict, v.failed_check)
+                                                                      for v in there]
+    assert [v.verdict for v in there] == ["accepted", "rejected", "rejected"] and there[1].failed_check == "oracle"
