@@ -205,3 +205,23 @@ def test_a_task_is_rejected_for_its_first_failed_check_in_verification_order(gra
     assert report.rejected == report.verified == 2 and report.reasons == {"oracle": 2}
     frame = store.tasks_frame(graph_workspace.db)
     assert set(frame.failed_check) == {"oracle"} and set(frame.reason) == {"oracle failed"}
+
+
+class CountingExecutor:
+    """An Executor object handed to run_synth (as the Ray benchmark hands a RayExecutor): the
+    batch runs on it, not on an executor of its own."""
+
+    def __init__(self):
+        from workbench.executors.local import LocalExecutor
+        self.inner, self.items = LocalExecutor(3), []
+
+    def run(self, items, process, **kw):
+        self.items.extend(it.key for it in items)
+        return self.inner.run(items, process, **kw)
+
+
+def test_a_given_executor_object_runs_the_batch(graph_workspace):
+    ex, synth = CountingExecutor(), GivenChecks()
+    report = run_synth(graph_workspace, n_paths=4, seed=8, concurrency=1, synthesizer=synth, executor=ex)
+    assert report.status == "finished" and report.verified == 4
+    assert sorted(ex.items) == sorted(store.tasks_frame(graph_workspace.db).task_id)   # one item per task
