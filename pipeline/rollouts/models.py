@@ -32,9 +32,8 @@ class AgentSpec:
 
     def make(self, caller: Any = None) -> Agent:
         from pipeline.agents.factory import make_agent
-        extra = {"keep_p": self.keep_p} if self.keep_p is not None else {}
         return make_agent(self.name, model=self.model, temperature=self.temperature, caller=caller,
-                          max_turns=self.max_turns, **extra)
+                          max_turns=self.max_turns, keep_p=self.keep_p)
 
 
 @dataclass(frozen=True)

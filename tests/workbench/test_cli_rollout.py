@@ -75,6 +75,22 @@ def test_unknown_tasks_no_accepted_tasks_and_unknown_runs_are_told(workspace, ca
 
 
 @pytest.mark.docker
+def test_noisy_oracle_takes_its_p_and_the_run_keeps_p_and_executor_for_resume(tasks_ws, capsys):
+    ws, ids = tasks_ws
+    code, out, err = _run(capsys, "--workspace", str(ws.root), "--agent", "noisy-oracle", "--p", "0", "--tasks",
+                          ids[0], "-k", "1", "--run-id", "cli-noisy", "--executor", "local", "--json")
+    report = json.loads(out)
+    assert code == 0, err
+    assert (report["ran"], report["passed"]) == (1, 0)                 # p = 0: no solution step kept
+    run = store.get_run(ws.db, "cli-noisy")
+    params = json.loads(run["params"])
+    assert (params["keep_p"], params["executor"], params["ray_address"]) == (0.0, "local", None)
+    assert "simulated, not a model" in store.rollouts_frame(ws.db, "cli-noisy").agent_label[0]
+    code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-noisy", "--json")
+    assert code == 0 and (json.loads(out)["ran"], json.loads(out)["skipped"]) == (0, 1)   # same p: same work
+
+
+@pytest.mark.docker
 def test_oracle_batch_prints_its_summary_and_json(tasks_ws, capsys):
     ws, ids = tasks_ws
     code, out, err = _run(capsys, "--workspace", str(ws.root), "--agent", "oracle", "--tasks", ids[0], "-k", "2",
