@@ -17,6 +17,7 @@ class StageState:
 def pipeline_stages(status: dict) -> list[StageState]:
     s = status
     sk, sc, br = s["skills"], s["scenarios"], s["bridges"]
+    ev = s.get("evolution", {"variants": 0, "accepted": 0})
 
     def state(done: int, of: int | None = None) -> str:
         if done == 0:
@@ -40,6 +41,9 @@ def pipeline_stages(status: dict) -> list[StageState]:
         StageState("Rollouts", state(s["rollouts"]["total"]),
                    f"{s['rollouts']['total']} rollouts of agents on the tasks (Difficulty and Failures pages)",
                    "workbench rollout --accepted --agent oracle -k 3"),
+        StageState("Difficulty evolution", state(ev["variants"]),
+                   f"{ev['variants']} variants made by SETA-Evol, {ev['accepted']} accepted (Evolution page)",
+                   "workbench evolve --accepted --rounds 1"),
     ]
 
 

@@ -13,11 +13,23 @@ EMPTY = {"skills": {"total": 0, "accepted": 0, "rejected": 0, "pending": 0},
 
 
 def test_the_rollouts_stage_names_its_command_and_counts_rollouts():
-    rollouts = pipeline_stages(EMPTY)[-1]
+    rollouts = _stage(pipeline_stages(EMPTY), "Rollouts")
     assert rollouts.stage == "Rollouts" and rollouts.state == "not run"
     assert rollouts.command.startswith("workbench rollout ")
-    ran = pipeline_stages({**EMPTY, "rollouts": {"total": 57}})[-1]
+    ran = _stage(pipeline_stages({**EMPTY, "rollouts": {"total": 57}}), "Rollouts")
     assert ran.state == "done" and ran.detail.startswith("57 rollouts")
+
+
+def _stage(stages, name):
+    return next(s for s in stages if s.stage == name)
+
+
+def test_the_evolution_stage_counts_variants_and_is_not_run_without_them():
+    # a status of a workspace written before evolution existed has no "evolution" key
+    assert _stage(pipeline_stages(EMPTY), "Difficulty evolution").state == "not run"
+    ran = _stage(pipeline_stages({**EMPTY, "evolution": {"variants": 9, "accepted": 8}}), "Difficulty evolution")
+    assert ran.state == "done" and ran.detail.startswith("9 variants") and "8 accepted" in ran.detail
+    assert ran.command.startswith("workbench evolve ")
 
 
 def _status(keys=("ingest", "graph", "tasks")):

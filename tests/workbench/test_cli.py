@@ -11,7 +11,7 @@ from workbench.llm.replay_server import ReplayServer, Rule
 STATUS_SHAPE = {"skills": {"total", "accepted", "rejected", "pending"},
                 "scenarios": {"skills_with_scenarios", "raw", "clusters"},
                 "bridges": {"candidates", "verified"}, "paths": {"total"}, "tasks": {"total", "accepted"},
-                "rollouts": {"total"}, "llm": {"calls", "cache_hits", "cost_usd"}}
+                "rollouts": {"total"}, "evolution": {"variants", "accepted"}, "llm": {"calls", "cache_hits", "cost_usd"}}
 
 
 

@@ -18,6 +18,7 @@ def workspace_status(db: Database) -> dict:
         "paths": {"total": 0},
         "tasks": {"total": 0, "accepted": 0},
         "rollouts": {"total": 0},
+        "evolution": {"variants": 0, "accepted": 0},
         "llm": {"calls": 0, "cache_hits": 0, "cost_usd": 0},
     }
     if not db.path.exists():
@@ -47,6 +48,11 @@ def workspace_status(db: Database) -> dict:
             status["tasks"] = {"total": int(total), "accepted": int(accepted)}
         if _table_exists(con, "rollouts"):
             status["rollouts"]["total"] = int(con.execute("SELECT count(*) FROM rollouts").fetchone()[0])
+        if _table_exists(con, "task_lineage"):
+            made, accepted = con.execute(
+                f"""SELECT count(*), count(*) FILTER (WHERE {accepted_set('t')}) FROM task_lineage l
+                    JOIN tasks t ON t.task_id = l.task_id WHERE l.status = 'made'""").fetchone()
+            status["evolution"] = {"variants": int(made), "accepted": int(accepted)}
         if _table_exists(con, "llm_calls"):
             calls, hits, cost = con.execute(
                 "SELECT count(*), count(*) FILTER (WHERE cache_hit), coalesce(sum(cost_usd), 0) FROM llm_calls"

@@ -49,6 +49,20 @@ def test_lineage_frame_joins_a_made_variant_with_its_verdict(workspace):
     assert store.lineage_frame(db, "other").empty
 
 
+def test_the_workspace_status_counts_made_variants_and_the_accepted_ones(workspace):
+    from workbench.store.status import workspace_status
+    db = workspace.db
+    assert workspace_status(db)["evolution"] == {"variants": 0, "accepted": 0}
+    store.create_run(db, "ev-1", rounds=1, agent="noisy-oracle", model=None, k=4, params={})
+    _task(db, "t1", verdict="accepted")
+    _task(db, "t1__d1", n_steps=3, verdict="accepted")
+    _task(db, "t1__b1", verdict="rejected")
+    store.save_lineage(db, _row())
+    store.save_lineage(db, _row("t1__b1", operator="context_switch"))
+    store.save_lineage(db, _row("t1__e1", operator="easier", status="no_variant", change="", error="one step left"))
+    assert workspace_status(db)["evolution"] == {"variants": 2, "accepted": 1}
+
+
 @pytest.mark.parametrize("bad, message", [
     ({"status": "maybe"}, "status 'maybe'"),
     ({"operator": "sideways"}, "operator 'sideways'"),
