@@ -7,6 +7,7 @@ import json
 from rich.table import Table
 from rich.text import Text
 
+from workbench.cli_batch_args import check_selection, refuse
 from workbench.cli_signals import stop_on_signals
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
@@ -68,28 +69,15 @@ def cmd_evolve(args) -> int:
 
 
 def _check_combination(args) -> None:
-    if args.resume:
-        given = [f for f, v in (("--tasks", args.tasks), ("--accepted", args.accepted), ("--run-id", args.run_id),
-                                ("--p", args.p is not None), ("--model", args.model)) if v]
-        if given:
-            raise ValueError(f"--resume continues a run as it was started: {', '.join(given)} cannot be given with it")
-        return
-    if not (args.tasks or args.accepted):
-        raise ValueError("say which tasks: --tasks ID… or --accepted")
-    if args.tasks and args.accepted:
-        raise ValueError("--tasks and --accepted exclude each other")
+    check_selection(args, fixed_by_resume=[("--tasks", bool(args.tasks)), ("--accepted", args.accepted),
+                                           ("--run-id", bool(args.run_id)), ("--p", args.p is not None),
+                                           ("--model", bool(args.model))])
 
 
 def _refused(ws: Workspace, args, exc: Exception, code: int) -> int:
-    """Say why the run cannot go on; launched from the dashboard, say it on the run itself."""
-    err.print(f"[red]{exc}[/red]", soft_wrap=True)
-    run_id = args.run_id or args.resume
-    if run_id:
-        from workbench.store import lineage as store
-        run = store.get_run(ws.db, run_id)
-        if run is not None and run["status"] in ("pending", "running"):
-            store.finish_run(ws.db, run_id, "failed", str(exc)[:2000])
-    return code
+    from workbench.store import lineage as store
+    return refuse(args, exc, code, get_run=lambda r: store.get_run(ws.db, r),
+                  mark_failed=lambda r, why: store.finish_run(ws.db, r, "failed", why))
 
 
 def _rate(v) -> str:

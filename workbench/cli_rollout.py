@@ -7,6 +7,7 @@ import json
 from rich.text import Text
 
 from workbench.cli_synthesis import _dollars   # the one rule for a dollar amount
+from workbench.cli_batch_args import check_selection, refuse
 from workbench.cli_signals import stop_on_signals
 from workbench.console import err, out
 from workbench.console import progress_bar as _progress
@@ -92,32 +93,18 @@ def _preflight(ws: Workspace, args) -> None:
 
 
 def _check_combination(args) -> None:
-    if args.resume:
-        given = [f for f, v in (("--tasks", args.tasks), ("--accepted", args.accepted), ("--agent", args.agent),
-                                ("--model", args.model), ("--replay", args.replay), ("--run-id", args.run_id),
-                                ("--p", args.p is not None))
-                 if v]
-        if given:
-            raise ValueError(f"--resume continues a run as it was started: {', '.join(given)} cannot be given with it")
-        return
-    if not args.agent:
+    if not args.resume and not args.agent:
         raise ValueError("say which agent: --agent nop|oracle|ablation|noisy-oracle|terminus-2")
-    if not (args.tasks or args.accepted):
-        raise ValueError("say which tasks: --tasks ID… or --accepted")
-    if args.tasks and args.accepted:
-        raise ValueError("--tasks and --accepted exclude each other")
+    check_selection(args, fixed_by_resume=[("--tasks", bool(args.tasks)), ("--accepted", args.accepted),
+                                           ("--agent", bool(args.agent)), ("--model", bool(args.model)),
+                                           ("--replay", bool(args.replay)), ("--run-id", bool(args.run_id)),
+                                           ("--p", args.p is not None)])
 
 
 def _refused(ws: Workspace, args, exc: Exception, code: int) -> int:
-    """Say why the batch cannot run; launched from the dashboard, say it on the run itself."""
-    err.print(f"[red]{exc}[/red]", soft_wrap=True)
-    run_id = args.run_id or args.resume
-    if run_id:
-        from workbench.store import rollouts as store
-        run = store.get_run(ws.db, run_id)
-        if run is not None and run["status"] in ("pending", "running"):
-            store.set_run_status(ws.db, run_id, "failed", str(exc)[:2000])
-    return code
+    from workbench.store import rollouts as store
+    return refuse(args, exc, code, get_run=lambda r: store.get_run(ws.db, r),
+                  mark_failed=lambda r, why: store.set_run_status(ws.db, r, "failed", why))
 
 
 def _print_report(ws: Workspace, report) -> None:

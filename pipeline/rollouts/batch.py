@@ -24,19 +24,18 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
-from pipeline.agents.protocol import AGENTS
 from pipeline.rollouts.commit import commit_outcome
 from pipeline.rollouts.endpoint import AgentEndpoint, check_endpoint, open_endpoint
 from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K, AgentSpec, RolloutItem, RolloutOutcome
+from pipeline.rollouts.params import BatchSpec, ExecutorChoice, check_args, check_executor
 from pipeline.rollouts.report import RolloutReport
 from pipeline.rollouts.selection import TaskTarget, make_items, select_tasks
 from pipeline.rollouts.worker import WorkerContext, crashed_outcome, run_rollout
 from workbench.config import workspace_allows_network
 from workbench.executors.factory import make_executor
 from workbench.executors.local import LocalExecutor
-from workbench.executors.protocol import EXECUTORS, Executor
+from workbench.executors.protocol import Executor
 from workbench.llm.budget import BudgetExceeded
 from workbench.llm.client import LLMCallError
 from workbench.sandbox.base_image import base_image_name
@@ -57,73 +56,6 @@ def new_run_id() -> str:
 
 def resume_hint(run_id: str) -> str:
     return f"resume with `workbench rollout --resume {run_id}`"
-
-
-@dataclass(frozen=True)
-class BatchSpec:
-    """What a batch is: kept in the run's params, so a resume runs the very same items."""
-    agent: str
-    task_ids: tuple[str, ...]
-    k: int
-    model: str | None
-    temperature: float
-    max_turns: int | None
-    replay: str | None
-    keep_p: float | None = None     # noisy-oracle's p
-
-    def params(self, **extra) -> dict:
-        return {"task_ids": list(self.task_ids), "k": self.k, "model": self.model, "temperature": self.temperature,
-                "max_turns": self.max_turns, "replay": self.replay, "keep_p": self.keep_p, **extra}
-
-
-@dataclass(frozen=True)
-class ExecutorChoice:
-    """Where a batch's rollouts run: kept in the run's params too, so a resume runs them there
-    again (unless told otherwise). It does not change the work: the same keys either way."""
-    kind: str = "local"             # one of EXECUTORS
-    ray_address: str | None = None  # ray: `auto`, `ray://host:port`, `host:port`; None starts/attaches a local one
-
-
-TERMINUS_ON_RAY = ("--agent terminus-2 cannot run with --executor ray yet: its LLM client, budget and call log "
-                   "live in the driver; run it with --executor local (scripted agents run on Ray)")
-
-
-def check_executor(agent: str, executor: str, ray_address: str | None) -> None:
-    if executor not in EXECUTORS:
-        raise ValueError(f"--executor {executor!r}: choose one of {', '.join(EXECUTORS)}")
-    if ray_address and executor != "ray":
-        raise ValueError(f"--ray-address {ray_address!r} is only for --executor ray")
-    if executor == "ray" and agent == "terminus-2":
-        raise ValueError(TERMINUS_ON_RAY)
-
-
-def check_args(*, agent: str, k: int, concurrency: int | None, temperature: float, budget_usd: float | None,
-               max_turns: int | None, replay: str | None, model: str | None, keep_p: float | None = None,
-               executor: str = "local", ray_address: str | None = None) -> None:
-    """Bad arguments are refused, saying which and why, before anything is recorded."""
-    if agent not in AGENTS:
-        raise ValueError(f"--agent {agent!r}: choose one of {', '.join(AGENTS)}")
-    if k < 1:
-        raise ValueError(f"-k must be at least 1, got {k}")
-    if concurrency is not None and concurrency < 1:
-        raise ValueError(f"--concurrency must be at least 1, got {concurrency}")
-    if not temperature >= 0:
-        raise ValueError(f"--temperature must be 0 or more, got {temperature}")
-    if budget_usd is not None and not budget_usd >= 0:
-        raise ValueError(f"--budget-usd must be 0 or more, got {budget_usd}")
-    if max_turns is not None and max_turns < 1:
-        raise ValueError(f"--max-turns must be at least 1, got {max_turns}")
-    if agent != "terminus-2" and (replay is not None or model is not None):
-        raise ValueError(f"agent {agent!r} is scripted: --model and --replay are for terminus-2 only")
-    if agent != "terminus-2" and (temperature or max_turns is not None):   # else silently ignored
-        raise ValueError(f"agent {agent!r} is scripted: --temperature and --max-turns are for terminus-2 only")
-    if replay is not None and model is not None:
-        raise ValueError("--replay plays the scripted test model; --model cannot be given with it")
-    if keep_p is not None and agent != "noisy-oracle":
-        raise ValueError(f"--p is noisy-oracle's probability of keeping a solution step; agent {agent!r} takes none")
-    if keep_p is not None and not 0.0 <= keep_p <= 1.0:
-        raise ValueError(f"--p must be between 0 and 1, got {keep_p}")
-    check_executor(agent, executor, ray_address)
 
 
 def run_rollouts(ws: Workspace, *, agent: str = "oracle", task_ids: Sequence[str] | None = None, k: int = DEFAULT_K,

@@ -29,9 +29,9 @@ from pipeline.synth.worker import PathItem, PathOutcome, WorkerContext, synthesi
 from pipeline.verify.decontam import BenchmarkIndex
 from pipeline.verify.run import VerifyContext
 from workbench.config import workspace_allows_network
-from workbench.executors.factory import make_executor
+from workbench.executors.factory import check_choice, make_executor
 from workbench.executors.local import LocalExecutor
-from workbench.executors.protocol import EXECUTORS, Executor
+from workbench.executors.protocol import Executor
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.engine import Engine, SandboxError
 from workbench.store import repairs as repair_store
@@ -189,10 +189,7 @@ def check_lengths(min_len: int, max_len: int) -> None:
 def check_executor(kind: str, ray_address: str | None, provider: str | None) -> None:
     """Refuse an executor the batch cannot use, saying why, before anything is recorded
     (`provider` None: not known yet, as on resume before the run is read)."""
-    if kind not in EXECUTORS:
-        raise ValueError(f"--executor {kind!r}: choose one of {', '.join(EXECUTORS)}")
-    if kind != "ray" and ray_address:
-        raise ValueError(f"--ray-address {ray_address!r} is only for --executor ray")
+    check_choice(kind, ray_address)
     if kind == "ray" and provider == "llm":
         raise ValueError(RAY_NEEDS_OFFLINE)
 

@@ -10,6 +10,14 @@ from workbench.executors.protocol import EXECUTORS, Executor
 RAY_INSTALL_HINT = "pip install -e .[ray]"
 
 
+def check_choice(kind: str, ray_address: str | None) -> None:
+    """The rules `--executor` / `--ray-address` obey in every stage, checked before anything is recorded."""
+    if kind not in EXECUTORS:
+        raise ValueError(f"--executor {kind!r} is unknown: choose one of {', '.join(EXECUTORS)}")
+    if kind != "ray" and ray_address:
+        raise ValueError(f"--ray-address {ray_address!r} is only for --executor ray")
+
+
 def make_executor(kind: str = "local", *, concurrency: int,
                   ray_address: str | None = None) -> Executor:
     """An executor of `kind` (one of EXECUTORS).
@@ -19,11 +27,8 @@ def make_executor(kind: str = "local", *, concurrency: int,
     knows of, else starts a local one), `concurrency` in flight (0: as many as the cluster has
     `docker` slots). Raises ValueError saying what was wrong: an unknown kind, Ray not
     installed, no cluster answering at the address."""
-    if kind not in EXECUTORS:
-        raise ValueError(f"unknown executor {kind!r}: choose one of {', '.join(EXECUTORS)}")
+    check_choice(kind, ray_address)
     if kind == "local":
-        if ray_address:
-            raise ValueError(f"--ray-address {ray_address!r} is only for --executor ray")
         return LocalExecutor(concurrency)
     try:
         import ray  # noqa: F401  (only to tell a missing extra apart from other errors)

@@ -54,7 +54,7 @@ def test_bad_parameters_are_refused_before_anything_starts(workspace):
         jobs.launch(workspace, jobs.RolloutParams(agent="terminus-2", replay="oracle", executor="ray"))
     with pytest.raises(ValueError, match="--ray-address 'auto' is only for --executor ray"):
         jobs.launch(workspace, jobs.RolloutParams(agent="oracle", ray_address="auto"))
-    with pytest.raises(ValueError, match="--executor 'dask': choose one of local, ray"):
+    with pytest.raises(ValueError, match="--executor 'dask' is unknown: choose one of local, ray"):
         jobs.launch(workspace, jobs.RolloutParams(agent="oracle", executor="dask"))
     with pytest.raises(ValueError, match="--p must be between 0 and 1"):
         jobs.launch(workspace, jobs.RolloutParams(agent="noisy-oracle", keep_p=1.5))

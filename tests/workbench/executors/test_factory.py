@@ -21,7 +21,7 @@ def test_local_is_the_default_and_never_imports_ray():
 
 
 def test_unknown_kind_and_an_address_without_ray_are_refused():
-    with pytest.raises(ValueError, match=r"unknown executor 'spark': choose one of local, ray"):
+    with pytest.raises(ValueError, match=r"--executor 'spark' is unknown: choose one of local, ray"):
         make_executor("spark", concurrency=1)
     with pytest.raises(ValueError, match="only for --executor ray"):
         make_executor("local", concurrency=1, ray_address="127.0.0.1:6379")
