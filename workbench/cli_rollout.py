@@ -108,7 +108,7 @@ def _refused(ws: Workspace, args, exc: Exception, code: int) -> int:
 
 
 def _print_report(ws: Workspace, report) -> None:
-    out.print(Text(f"Run {report.run_id} {report.status}: {report.agent}"
+    out.print(Text(f"Run {report.run_id} {report.status}: {report.agent_label or report.agent}"
                    + (f" ({report.model})" if report.model else "") + f"; {report.summary()}; {report.seconds:.1f}s."),
               soft_wrap=True)
     if report.agent == "terminus-2":

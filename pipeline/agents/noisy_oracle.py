@@ -23,6 +23,11 @@ from pipeline.trajectories.atif import TrajectoryBuilder
 DEFAULT_KEEP_P = 0.8
 
 
+def noisy_label(keep_p: float | None) -> str:
+    """What pages, figures and the CLI call a noisy-oracle at this p (simulated, not a model)."""
+    return f"{AGENT_LABELS['noisy-oracle']} · p={DEFAULT_KEEP_P if keep_p is None else keep_p:g}"
+
+
 def check_keep_p(keep_p: object) -> float:
     """p as a float in [0, 1], or ValueError saying what was wrong."""
     if isinstance(keep_p, bool) or not isinstance(keep_p, (int, float)) or math.isnan(keep_p):
@@ -48,7 +53,7 @@ class NoisyOracleAgent(ScriptedAgent):
 
     @property
     def label(self) -> str:
-        return f"{AGENT_LABELS[self.name]} · p={self.keep_p:g}"
+        return noisy_label(self.keep_p)
 
     def config_key(self) -> str:
         # repr: the shortest text that reads back as the same float, so two p never share a key

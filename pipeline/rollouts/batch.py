@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from pipeline.agents.protocol import AGENT_LABELS
 from pipeline.rollouts.commit import commit_outcome
 from pipeline.rollouts.endpoint import AgentEndpoint, check_endpoint, open_endpoint
 from pipeline.rollouts.models import DEFAULT_CONCURRENCY, DEFAULT_K, AgentSpec, RolloutItem, RolloutOutcome
@@ -158,6 +159,13 @@ def _check_new_run_id(ws: Workspace, run_id: str) -> None:
         raise ValueError(f"run id {run_id!r} is taken: `workbench rollout --resume {run_id}` continues that run")
 
 
+def _label(spec: BatchSpec) -> str:
+    if spec.agent == "noisy-oracle":
+        from pipeline.agents.noisy_oracle import noisy_label
+        return noisy_label(spec.keep_p)
+    return AGENT_LABELS[spec.agent]
+
+
 def _caller_cost(caller) -> float:
     try:
         return float(caller.client.budget.total.cost_usd) if caller is not None else 0.0
@@ -197,7 +205,7 @@ class RolloutBatch:
         self.stop, self.progress, self.concurrency = stop, progress, concurrency
         self.stop_grace_s, self.allow_network = stop_grace_s, allow_network
         self.report = RolloutReport(run_id=run_id, agent=spec.agent, model=spec.model,
-                                    runs_folder=f"runs/{run_id}/rollouts")
+                                    agent_label=_label(spec), runs_folder=f"runs/{run_id}/rollouts")
         self.halted: str | None = None      # why the batch stopped taking work (budget, endpoint)
         self.killed = False                 # containers were killed: nothing arriving now is real
         self.dropped = 0                    # outcomes cut short by the stop, not stored

@@ -13,6 +13,7 @@ class RolloutReport:
     run_id: str
     agent: str
     model: str | None
+    agent_label: str = ""             # what the CLI says the agent is (a probe, simulated, a model)
     status: str = "running"           # workbench.store.rollouts.RUN_STATUSES
     total: int = 0
     ran: int = 0

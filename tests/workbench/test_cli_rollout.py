@@ -82,12 +82,16 @@ def test_noisy_oracle_takes_its_p_and_the_run_keeps_p_and_executor_for_resume(ta
     report = json.loads(out)
     assert code == 0, err
     assert (report["ran"], report["passed"]) == (1, 0)                 # p = 0: no solution step kept
+    assert "simulated, not a model" in report["agent_label"] and report["agent_label"].endswith("p=0")
     run = store.get_run(ws.db, "cli-noisy")
     params = json.loads(run["params"])
     assert (params["keep_p"], params["executor"], params["ray_address"]) == (0.0, "local", None)
     assert "simulated, not a model" in store.rollouts_frame(ws.db, "cli-noisy").agent_label[0]
     code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-noisy", "--json")
     assert code == 0 and (json.loads(out)["ran"], json.loads(out)["skipped"]) == (0, 1)   # same p: same work
+    code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-noisy")
+    assert code == 0 and "Run cli-noisy done: noisy-oracle (each solution step kept with probability p; simulated" \
+        in out.replace("\n", " ")
 
 
 @pytest.mark.docker
@@ -97,7 +101,7 @@ def test_oracle_batch_prints_its_summary_and_json(tasks_ws, capsys):
                           "--run-id", "cli-oracle", "--no-progress")
     assert code == 0, err
     flat = out.replace("\n", " ")
-    assert "Run cli-oracle done: oracle; 2 of 2 rollouts stored (2 run now, 0 done before); pass@1 100%" in flat
+    assert "Run cli-oracle done: oracle (the task's own solution); 2 of 2 rollouts stored (2 run now, 0 done before); pass@1 100%" in flat
     assert "failures: none" in flat and str(ws.root / "runs/cli-oracle/rollouts") in flat
     assert "progress done=2 total=2 passed=2" in out
     code, out, _ = _run(capsys, "--workspace", str(ws.root), "--resume", "cli-oracle", "--json")
