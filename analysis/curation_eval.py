@@ -112,3 +112,64 @@ def confusion_lines(table: Mapping[str, Mapping[str, int]]) -> list[str]:
     body = [r.ljust(width) + "".join(f" {table[r].get(c, 0) or '.':>{max(len(c), 3)}}" for c in cols)
             for r in sorted(table, key=lambda r: (r != ACCEPT_REASON, r))]
     return [head, *body]
+
+
+RELIABILITY_BANDS = ((0.0, 0.5, "low <0.50"), (0.5, 0.75, "medium 0.50-0.74"), (0.75, 1.01, "high >=0.75"))
+
+
+@dataclass(frozen=True)
+class BandReliability:
+    band: str
+    verdicts: int
+    accepted: int
+    accepted_right: int          # labelled accept among those accepted
+    rejected: int
+    rejected_right: int          # labelled reject among those rejected
+    reason_right: int            # ... and with the label's reason
+    pending: int
+
+    @property
+    def right_share(self) -> float | None:
+        """Share of decided verdicts (accepted or rejected) that agree with the label."""
+        return _share(self.accepted_right + self.rejected_right, self.accepted + self.rejected)
+
+
+def reliability(rows: Iterable[Mapping], labels: Iterable[Mapping]) -> list[BandReliability]:
+    """Precision by confidence band: rows carry `confidence` (0..1, see pipeline.filters.confidence);
+    a row without one is left out."""
+    rows = list(rows)
+    conf = {_parts(str(r["source_path"])): r.get("confidence") for r in rows}
+    outcomes = match_labels(rows, labels)
+    by_path = {}
+    for r in rows:
+        by_path[_parts(str(r["source_path"]))] = r
+    out = []
+    for lo, hi, name in RELIABILITY_BANDS:
+        picked = []
+        for o in outcomes:
+            want = _parts(o.path)
+            c = next((v for p, v in conf.items() if p[-len(want):] == want), None) if o.predicted != MISSING else None
+            if c is not None and lo <= c < hi:
+                picked.append(o)
+        acc = [o for o in picked if o.predicted == ACCEPTED]
+        rej = [o for o in picked if o.predicted not in (ACCEPTED, PENDING, MISSING)]
+        out.append(BandReliability(
+            band=name, verdicts=len(picked), accepted=len(acc),
+            accepted_right=sum(o.label == "accept" for o in acc), rejected=len(rej),
+            rejected_right=sum(o.label == "reject" for o in rej),
+            reason_right=sum(o.label == "reject" and o.predicted == o.label_reason for o in rej),
+            pending=sum(o.predicted == PENDING for o in picked)))
+    return out
+
+
+def reliability_lines(rows: Iterable[Mapping], labels: Iterable[Mapping]) -> list[str]:
+    """The reliability table as text: per band, how many verdicts and how often each kind is right."""
+    def frac(a: int, b: int) -> str:
+        return f"{a}/{b} ({a / b:.2f})" if b else "-"
+    lines = [f"{'confidence':<18} {'n':>4} {'accepted right':>16} {'rejected right':>16} "
+             f"{'reason right':>16} {'pending':>7}"]
+    for b in reliability(rows, labels):
+        lines.append(f"{b.band:<18} {b.verdicts:>4} {frac(b.accepted_right, b.accepted):>16} "
+                     f"{frac(b.rejected_right, b.rejected):>16} {frac(b.reason_right, b.rejected):>16} "
+                     f"{b.pending:>7}")
+    return lines
