@@ -10,7 +10,6 @@ import json
 
 from pydantic import SecretStr
 
-from pipeline.judge import scripted_trajectory_judge as scripted
 from pipeline.judge.trajectory_judge import TrajectoryJudgeReport, judge_unsolved
 from workbench.console import err, out
 from workbench.workspace import Workspace
@@ -24,7 +23,6 @@ def judge_trajectories(ws: Workspace, *, run_id: str | None = None, replay: bool
     """Open the judge's client (the workspace's endpoint, or the scripted judge on an in-process
     replay server when `replay`), judge, close. Raises ValueError when there is no endpoint."""
     from workbench.llm.caller import LLMCaller
-    from workbench.llm.replay_server import ReplayServer, Script
     from workbench.llm.runtime import open_client, workspace_settings
     from workbench.store import rollouts as rollout_store
     if min_rollouts < 1:
@@ -34,7 +32,9 @@ def judge_trajectories(ws: Workspace, *, run_id: str | None = None, replay: bool
         raise ValueError(f"no rollout run {run_id!r} in this workspace (the Rollouts page lists them)")
     settings = workspace_settings(ws)
     server = None
-    if replay:
+    if replay:   # the scripted judge, a test double: imported only when asked for
+        from pipeline.judge import scripted_trajectory_judge as scripted
+        from workbench.llm.replay_server import ReplayServer, Script
         server = ReplayServer(Script(rules=scripted.scripted_judge_rules())).start()
         settings = settings.model_copy(update={"base_url": server.base_url, "api_key": SecretStr("replay"),
                                                "stored_key_endpoint": None, "model": scripted.MODEL})
