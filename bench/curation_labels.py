@@ -93,7 +93,7 @@ def main() -> int:
     if args.verbose:
         for lab in old + new:
             r = by_path.get(str(args.corpus / lab["path"]))
-            got = "missing" if r is None else (r["reason"] or r["status"]) if r["status"] != "accepted" else "accepted"
+            got = "missing" if r is None else r["reason"] if r["status"] == "rejected" else r["status"]
             want = "accepted" if lab["label"] == "accept" else lab["reason"]
             if got != want:
                 print(f"\n{want} -> {got}: {lab['path']}\n   label note: {lab.get('note')}")

@@ -117,6 +117,9 @@ def structured_steps(skill: ParsedSkill) -> RuleResult:
                           f"(no step list) — first, line {first.line}: {first.text[:120]}",
                           f"SKILL.md:{first.line}")
     setup = [c for c in commands if c.setup]
+    thin = thin_but_concrete(skill, setup)
+    if thin:
+        return RuleResult("workflow.steps", Outcome.PASS, f"thin but concrete: {thin}", "SKILL.md description")
     found = f"found {n} workflow step(s) and {len(concrete)} concrete command(s)"
     if concrete:
         found += f" (line {concrete[0].line}: {concrete[0].text[:80]})"
@@ -126,6 +129,63 @@ def structured_steps(skill: ParsedSkill) -> RuleResult:
                       f"{found}; needs a numbered list or step headings with at least {MIN_STEPS} "
                       f"steps, or at least {MIN_COMMANDS} commands that run a program with real arguments",
                       "SKILL.md body")
+
+
+# "thin but concrete" (LABELLING.md): no step list, but the description says what a named tool
+# does to local artifacts — a task can be built from that. Verb and object must both be there.
+_ACTION = re.compile(
+    r"\b(extract\w*|convert\w*|lint\w*|format\w*|reformat\w*|pars(e|es|ing)|generat\w+|render\w*|"
+    r"analy[sz]\w+|profil\w+|scan\w*|compar\w+|diff\w*|transcrib\w+|compress\w*|validat\w+|"
+    r"transform\w*|merg\w+|split\w*|resiz\w+|synthesi[sz]\w+|benchmark\w*|migrat\w+|quer(y|ies)|"
+    r"encod\w+|decod\w+|optimi[sz]\w+|rewrit\w+|build\w*|compil\w+|minif\w+|check\w*|detect\w*|"
+    r"audit\w*|test\w*|measur\w+|sort\w*|filter\w*|deduplicat\w+|index\w*|search\w*)\b", re.I)
+_ARTIFACT = re.compile(
+    r"\b(files?|pdfs?|images?|videos?|audio|frames?|clips?|yaml|json|csv|parquet|xml|toml|code|source|"
+    r"templates?|tables?|schemas?|config\w*|dataframes?|sql|markdown|html|logs?|repo(sitor(y|ies))?|"
+    r"projects?|layers?|dashboards?|gifs?|speech|text|documents?|manifests?|catalogs?|citations?|"
+    r"bibliograph\w+|workflows?|pipelines?|scripts?|tarballs?|archives?|datasets?|models?|queries|"
+    r"benchmarks?|tests?|binar(y|ies)|packages?|dependenc(y|ies)|locales?|strings?|fonts?|svgs?)\b", re.I)
+MIN_DESCRIPTION_WORDS = 8
+# A thin text that names a remote API or hosted product does not say whether its core is offline.
+# So does one whose core step is a language model (the labels: "LLM-assisted generation",
+# "natural-language actions") or a public cloud's service (AWS Glue, Azure, GCP).
+_REMOTE_IN_DESCRIPTION = re.compile(r"\b((rest|http|graphql|web) apis?|apis? v\d|v\d+ apis?|api keys?|cloud|hosted|"
+                                    r"saas|accounts?|logged[- ]in|live|remote|claude code|mcp|llms?|gpt[- ]?\d\w*|"
+                                    r"natural[- ]language|ai[- ](powered|assisted|driven|generated)|generative ai|"
+                                    r"language models?|aws|azure|gcp|google cloud)\b", re.I)
+
+
+# A thin text that calls itself advice names no work to do ("Guidance for tidying up history").
+_ADVICE_IN_DESCRIPTION = re.compile(r"\b(guidance|guidelines?|tips|advice|best practices|principles|"
+                                    r"methodolog(y|ies)|philosophy|mindset)\b", re.I)
+_OPTIONAL_BEFORE = re.compile(r"\b(optional(ly)?|if you have|can also)\b[^.;,]{0,25}$", re.I)
+
+
+def _remote_core(desc: str) -> re.Match | None:
+    """The first remote or model word the thin text does not call optional ("optional LLM-boosted
+    extraction" is a help beside an offline core)."""
+    return next((m for m in _REMOTE_IN_DESCRIPTION.finditer(desc)
+                 if not _OPTIONAL_BEFORE.search(desc[:m.start()])), None)
+
+
+def thin_but_concrete(skill: ParsedSkill, setup: list[ShellCommand]) -> str | None:
+    """Why a skill without steps still names concrete work, or None: a description of at least
+    MIN_DESCRIPTION_WORDS words with an action and an object of terminal work, and a tool that
+    can be installed (an install line, declared binaries, or an upstream project it names)."""
+    desc = " ".join(skill.description.split())
+    if len(desc.split()) < MIN_DESCRIPTION_WORDS:
+        return None
+    eco = (skill.front_matter or {}).get("tool_ecosystem")
+    verb, obj = _ACTION.search(desc), _ARTIFACT.search(desc)
+    if not (verb and obj) or _remote_core(desc) or _ADVICE_IN_DESCRIPTION.search(desc):
+        return None
+    tool = (f"install line {setup[0].line}: {setup[0].text[:60]}" if setup
+            else f"binaries {', '.join(skill.bins[:3])}" if skill.bins
+            else f"upstream {eco.get('github_repo')}" if isinstance(eco, dict) and eco.get("github_repo")
+            else None)
+    if tool is None:
+        return None
+    return f"the description says what a tool does ('{verb.group(0)}' … '{obj.group(0)}': {desc[:100]}); {tool}"
 
 
 def _code_blocks(text: str) -> list[tuple[int, str]]:
@@ -150,6 +210,9 @@ def not_terminal(skill: ParsedSkill) -> RuleResult:
     counts = (f"{len(concrete)} concrete command(s), {len(code)} code block(s), {terminal} words of "
               f"terminal work against {len(human)} of writing, business or people work")
     if len(concrete) >= MIN_COMMANDS or code or len(human) < MIN_HUMAN_WORDS or share < HUMAN_SHARE:
+        thin = None if concrete or code else thin_but_concrete(skill, [c for c in skill_commands(skill) if c.setup])
+        if thin:
+            return RuleResult("workflow.not_terminal", Outcome.PASS, f"terminal work, thin but concrete: {thin}")
         if not concrete and not code:
             # steps that never name a command or show code may be methodology: a person decides
             return RuleResult("workflow.not_terminal", Outcome.WARN,
