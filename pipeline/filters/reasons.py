@@ -36,6 +36,10 @@ RULE_REASONS: dict[str, str] = {
     "needs.api_key": "needs_account",
     "needs.wallet": "paid_service",
     "needs.network_service": "needs_network_service",
+    # the same needs found in the package's bundled code (pipeline/filters/bundled_code.py)
+    "needs.code_paid_service": "paid_service",
+    "needs.code_account": "needs_account",
+    "needs.code_network": "needs_network_service",
 }
 
 # A rule added later without a row still gets its family's reason.
