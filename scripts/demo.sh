@@ -6,4 +6,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-python.sh
-exec .venv/bin/workbench app --demo --setup-docker --workspace "${WORKBENCH_HOME:-data/workspace}" "$@"
+exec "${WORKBENCH_VENV:-.venv}/bin/workbench" app --demo --setup-docker --workspace "${WORKBENCH_HOME:-data/workspace}" "$@"
