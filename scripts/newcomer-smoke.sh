@@ -11,6 +11,7 @@ app=""
 cleanup() { [ -n "$app" ] && kill -- "-$app" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 say() { echo "newcomer-smoke: $*"; }
+answers() { .venv/bin/python -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=5)" "$1" 2>/dev/null; }
 t_all=$SECONDS
 
 every_help() {   # $1 venv: `workbench --help` and every subcommand's, through main() in one process
@@ -49,11 +50,11 @@ serve_and_walk() {     # $1 venv, $2 label: the README's first command, then eve
     > "$work/app-$label.log" 2>&1 &
   app=$!
   for _ in $(seq 180); do
-    curl -sf "http://127.0.0.1:$port/_stcore/health" > /dev/null && break
+    answers "http://127.0.0.1:$port/_stcore/health" && break
     kill -0 "$app" 2>/dev/null || { cat "$work/app-$label.log"; say "$label: the dashboard died"; exit 1; }
     sleep 1
   done
-  curl -sf "http://127.0.0.1:$port/_stcore/health" > /dev/null || { cat "$work/app-$label.log"; say "$label: no answer"; exit 1; }
+  answers "http://127.0.0.1:$port/_stcore/health" || { cat "$work/app-$label.log"; say "$label: no answer"; exit 1; }
   say "$label: dashboard answers on port $port after $((SECONDS - t0)) s; fetching every page"
   .venv/bin/python scripts/newcomer_pages.py "http://127.0.0.1:$port" || { tail -50 "$work/app-$label.log"; exit 1; }
   if grep -n "Traceback" "$work/app-$label.log"; then tail -60 "$work/app-$label.log"; say "$label: the server logged a traceback"; exit 1; fi
