@@ -40,6 +40,13 @@ RULE_REASONS: dict[str, str] = {
     "needs.code_paid_service": "paid_service",
     "needs.code_account": "needs_account",
     "needs.code_network": "needs_network_service",
+    # pipeline/filters/outside_kinds.py: a device, real hosts, a web API, a forge, a chain: servers elsewhere
+    "needs.device": "needs_network_service",
+    "needs.live_target": "needs_network_service",
+    "needs.remote_api": "needs_network_service",
+    "needs.live_chain": "needs_network_service",
+    "needs.hosted_cli": "needs_account",
+    "workflow.agent_runtime": "not_terminal_work",
 }
 
 # A rule added later without a row still gets its family's reason.

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pipeline.filters import bundled_code, executable, external, near_duplicate, safety, workflow
+from pipeline.filters import bundled_code, executable, external, near_duplicate, outside_kinds, safety, workflow
 from pipeline.filters.base import RuleResult
 from workbench.models import FilterVerdict, ParsedSkill
 
-PER_SKILL_RULES = executable.RULES + external.RULES + bundled_code.RULES + workflow.RULES + safety.RULES
+PER_SKILL_RULES = (executable.RULES + external.RULES + bundled_code.RULES + outside_kinds.RULES + workflow.RULES
+                   + safety.RULES)
 RULE_NAMES = tuple(sorted([r.__name__ for r in PER_SKILL_RULES]))
 
 
