@@ -1,9 +1,14 @@
-"""The verifier's own toolchain: bash, python3 and pytest out of the solution's reach.
+"""The verifier's own toolchain: bash, python3, pytest and the image's programs out of the
+solution's reach.
 
 A solution (later an agent) runs as root in its container and can replace /bin/bash,
-/usr/bin/python3, libc or /etc/ld.so.preload. So the tests never run on the container's own
-binaries: bash, python3 + stdlib + pytest, every shared library they load and the dynamic
-loader are copied once from the trusted base image, their ELF interpreter and rpath
+/usr/bin/python3, /usr/bin/git, libc or /etc/ld.so.preload, or put a `git` of its own earlier
+on PATH. So the tests never run on the container's own binaries: bash, python3 + stdlib +
+pytest, the base image's programs (/usr/bin, /usr/sbin, /usr/local/*, /usr/lib/git-core: git,
+tar, zstd, sqlite3, jq...; the tests' PATH names these copies before the container's folders,
+which still serve what the image lacks: a tool the task asks the agent to write or install),
+every shared library they load and the dynamic loader are copied once from the trusted base
+image, their ELF interpreter and rpath
 rewritten (patchelf) to point at the toolchain's own folder, and the loader's hard-wired
 /etc/ld.so.preload path pointed at a file that does not exist. The result lives in a named
 Docker volume mounted read-only at a top-level path (a mount point can be neither written,
@@ -19,11 +24,12 @@ import subprocess
 import tarfile
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = "/wb-verifier"
-VERSION = 3                          # bump when the layout or the collection changes
+VERSION = 4                          # bump when the layout or the collection changes
 COMPLETE_MARK = ".complete"
 PRELOAD = b"/etc/ld.so.preload"
 # Same length or shorter, NUL-padded: the loader reads a C string. Nothing can exist there.
@@ -48,7 +54,10 @@ LOADER_ENV = {"LD_PRELOAD": "", "LD_LIBRARY_PATH": "", "LD_AUDIT": "", "GCONV_PA
               "GLIBC_TUNABLES": "", "LD_PROFILE": "", "LD_DEBUG": "", "LD_DEBUG_OUTPUT": ""}
 BASH = f"{ROOT}/bin/bash"
 PYTHON = f"{ROOT}/bin/python3"
-PATH = f"{ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+PRISTINE_PATH = ":".join(f"{ROOT}{d}" for d in ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin"))
+PATH = f"{ROOT}/bin:{PRISTINE_PATH}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# git looks for its helpers and hook templates at paths compiled into it (the container's).
+PRISTINE_ENV = {"GIT_EXEC_PATH": f"{ROOT}/usr/lib/git-core", "GIT_TEMPLATE_DIR": f"{ROOT}/usr/share/git-core/templates"}
 
 _lock = threading.Lock()
 _ready: dict[str, str] = {}
@@ -100,7 +109,7 @@ def clean_env(image_env: list[str] | None) -> dict[str, str]:
         if key.startswith(UNSAFE_ENV_PREFIXES) or key in UNSAFE_ENV:
             continue
         env[key] = value
-    env.update({"PATH": PATH, "HOME": env.get("HOME", "/root") or "/root", "LANG": env.get("LANG", "C.UTF-8"),
+    env.update({"PATH": PATH, **PRISTINE_ENV, "HOME": env.get("HOME", "/root") or "/root", "LANG": env.get("LANG", "C.UTF-8"),
                 "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "WB_SEAL": "1",
                 # No ini file above /tests (a planted /pytest.ini or /conftest.py) is read.
                 "PYTEST_ADDOPTS": "-c /dev/null --rootdir=/tests --confcutdir=/tests -p no:cacheprovider"})
@@ -158,7 +167,7 @@ def _build(engine, name: str, base_image: str) -> None:
     try:
         c.start()
         _put(c, "/tmp", {"collect.py": COLLECTOR.read_bytes()})
-        res = c.exec_run(["python3", "/tmp/collect.py", "/tmp/toolchain"], demux=True)
+        res = c.exec_run(["python3", "/tmp/collect.py", "/tmp/toolchain", ROOT], demux=True)
         out, err = res.output
         if res.exit_code != 0:
             raise ToolchainError(f"collecting the toolchain from {base_image} failed (exit {res.exit_code}): "
@@ -208,17 +217,22 @@ def _rewrite(tree: Path, manifest: dict) -> None:
     if PRELOAD not in data:
         raise ToolchainError(f"{manifest['loader']}: no {PRELOAD.decode()} string to disable")
     loader.write_bytes(data.replace(PRELOAD, PRELOAD_NONE))
-    for rel in manifest["elves"]:
-        if rel == manifest["loader"]:
-            continue
+    executables = set(manifest["executables"])
+
+    def patch(rel: str) -> str | None:
         path = tree / rel
         os.chmod(path, os.stat(path).st_mode | 0o200)
         cmd = ["patchelf", "--force-rpath", "--set-rpath", f"{ROOT}/lib"]
-        if rel in manifest["executables"]:
+        if rel in executables:
             cmd += ["--set-interpreter", f"{ROOT}/{manifest['loader']}"]
         proc = subprocess.run(cmd + [str(path)], capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ToolchainError(f"patchelf failed on {rel}: {proc.stderr.strip()[-500:]}")
+        return None if proc.returncode == 0 else f"patchelf failed on {rel}: {proc.stderr.strip()[-500:]}"
+
+    # About a thousand files once the image's programs are in: a pool keeps the build in seconds.
+    with ThreadPoolExecutor(os.cpu_count() or 4) as pool:
+        errors = [e for e in pool.map(patch, [r for r in manifest["elves"] if r != manifest["loader"]]) if e]
+    if errors:
+        raise ToolchainError(errors[0])
     (tree / "bin" / "pytest").write_text(f"#!{PYTHON} -I\nimport sys\nimport pytest\nsys.exit(pytest.console_main())\n")
     (tree / "bin" / "pytest").chmod(0o755)
     (tree / "bin" / "python").symlink_to("python3")

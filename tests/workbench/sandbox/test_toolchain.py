@@ -15,6 +15,11 @@ def test_clean_env_drops_what_makes_other_code_run():
     assert not {"LD_PRELOAD", "BASH_ENV", "PYTHONPATH", "BASH_FUNC_echo%%"} & set(env)
     assert "-c /dev/null" in env["PYTEST_ADDOPTS"] and "--confcutdir=/tests" in env["PYTEST_ADDOPTS"]
     assert env["HOME"] == "/root" and env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] == "1"
+    # the image's programs (copies) before any folder of the container, git's helpers from the copy too
+    dirs = env["PATH"].split(":")
+    assert dirs.index(f"{toolchain.ROOT}/usr/bin") < dirs.index("/usr/local/bin") < dirs.index("/usr/bin")
+    assert all(d.startswith(toolchain.ROOT) for d in dirs[:dirs.index("/usr/local/sbin")])
+    assert env["GIT_EXEC_PATH"] == f"{toolchain.ROOT}/usr/lib/git-core"
 
 
 def test_the_loader_is_blind_to_ld_so_preload():
@@ -42,3 +47,33 @@ def test_toolchain_survives_a_wrecked_container():
         assert "ld.so" not in py.output  # ...the toolchain never even reads the planted preload
         sh = box.run([toolchain.BASH, "-c", "echo $BASH_VERSION"], 10, environment=toolchain.LOADER_ENV)
         assert sh.exit_code == 0 and sh.output.strip()[:1].isdigit(), sh.output
+
+
+LIAR = "#!/bin/bash\necho 6\n"   # not sh: sh is one of the programs replaced
+# What the tests' shell finds and gets, on the toolchain with the tests' environment.
+SEEN = ("command -v git jq sh; git --version; echo '{\"a\": 1}' | jq .a; echo x | zstd -q | zstd -dc; "
+        "python3 -c 'import subprocess; print(subprocess.run(\"echo real-$0\", shell=True, capture_output=True, "
+        "text=True).stdout)'")
+
+
+@pytest.mark.docker
+def test_the_tests_run_the_images_programs_whatever_the_container_did():
+    """Liars over git and sh (links followed), a liar jq earlier on PATH: the container's own
+    programs lie, the tests' PATH (and Python's shell=True) reach the image's copies."""
+    import json
+    from workbench.sandbox.base_image import base_image_name
+    from workbench.sandbox.engine import Engine
+    engine = Engine()
+    tc = toolchain.ensure(engine)
+    with engine.container(base_image_name(), purpose="toolchain-test", mounts=[tc.mount()]) as box:
+        box.put({"liar": LIAR.encode()}, "/tmp")
+        wreck = ("chmod +x /tmp/liar; cp /tmp/liar /usr/local/bin/jq; for t in git zstd sh; do "
+                 "p=$(readlink -f $(command -v $t)); cp /tmp/liar $p.new; mv -f $p.new $p; done; git --version; jq; zstd")
+        assert box.run(wreck, 30).output.split() == ["6", "6", "6"]   # the attack is real
+        launch = "import json, os, sys; os.execve(sys.argv[2], sys.argv[2:], json.loads(sys.argv[1]))"
+        argv = toolchain.python_argv(launch, json.dumps(toolchain.clean_env([])), toolchain.BASH, "-c", SEEN)
+        res = box.run(argv, 30, environment=toolchain.LOADER_ENV)
+        lines = res.output.split()
+        assert res.exit_code == 0, res.output
+        assert lines[:3] == [f"{toolchain.ROOT}/usr/bin/{t}" for t in ("git", "jq", "sh")], res.output
+        assert res.output.count("\n6\n") == 0 and "git version 2." in res.output and lines[-3:] == ["1", "x", "real-" + lines[2]]
