@@ -1,9 +1,12 @@
 """One client for any OpenAI-compatible endpoint, on the `openai` package.
 
-Per call: cache lookup → budget check → bounded concurrency → request with retries
-(429 / 5xx / timeouts, exponential backoff with jitter, `Retry-After` honoured; other 4xx
-fail at once) → structured output validated by pydantic with a bounded re-ask → cost
-accounting → one call-log row per HTTP attempt (and one per cache hit).
+Per call: cache lookup → budget check → bounded concurrency → the prompt checked against
+the server's context window with the stage's answer budget (`max_tokens`) → a streamed
+request, cut on silence or runaway repetition, never on length (`stream`), with retries
+(429 / 5xx / connection errors, exponential backoff with jitter, `Retry-After` honoured;
+other 4xx fail at once) → structured output validated by pydantic with a bounded re-ask →
+cost accounting → one call-log row per HTTP attempt (and one per cache hit), a cut or
+refused call included, with what it produced.
 """
 from __future__ import annotations
 
@@ -19,19 +22,24 @@ from typing import Any
 import openai
 from pydantic import BaseModel, ValidationError
 
-try:  # openai >= 3 rides on httpx2; older releases on httpx
-    from httpx2 import Response as _RawResponse
-except ImportError:  # pragma: no cover
-    from httpx import Response as _RawResponse
-
+from workbench.llm.answer_budget import answer_budget
 from workbench.llm.budget import Budget
 from workbench.llm.cache import CachedResponse, ResponseCache, cache_key
 from workbench.llm.call_log import CallLog, CallRecord
+from workbench.llm.context_window import ContextWindow, discover, estimate_prompt_tokens, overflow
 from workbench.llm.settings import LLMSettings
+from workbench.llm.stream import (IDLE_TIMEOUT, REPETITION, NotStreamed, Reply, post_streamed, post_whole,
+                                  refuses_streaming, reply_from_completion)
 
 # json.JSONDecodeError: a 200 whose body is not JSON (a proxy's error page, a cut-off reply).
+# A timeout is retried only when the connection was never made (see _timed_out_on_length):
+# asking again from scratch a server that was slow to answer only makes it slower.
 _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeoutError,
               openai.APIConnectionError, openai.APIResponseValidationError, json.JSONDecodeError)
+# Failure reasons of a call that reached the server but gave no usable answer.
+LENGTH = "length"                    # the answer budget (max_tokens) ran out
+PROMPT_TOO_LONG = "prompt_too_long"  # refused here: the prompt and its budget exceed the window
+CONTEXT_EXCEEDED = "context_exceeded"  # refused by the server for the same reason
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
@@ -40,7 +48,7 @@ _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 # each of its items (and resume finishes once the endpoint is back).
 ENDPOINT_FAULTS = frozenset({"APIConnectionError", "APITimeoutError", "InternalServerError", "RateLimitError",
                              "AuthenticationError", "PermissionDeniedError", "NotFoundError",
-                             "APIResponseValidationError", "JSONDecodeError"})
+                             "APIResponseValidationError", "JSONDecodeError", IDLE_TIMEOUT})
 
 
 class LLMCallError(RuntimeError):
@@ -71,6 +79,7 @@ class LLMResult:
     completion_tokens: int
     cost_usd: float
     attempts: int
+    finish_reason: str | None = None  # "length": the answer budget cut it
 
 
 def parse_structured(text: str, schema: type[BaseModel]) -> BaseModel:
@@ -113,8 +122,11 @@ class LLMClient:
         self.log = log
         self.budget = budget or Budget(settings.budget_usd)
         self.batch_id = batch_id
-        self._per_loop: dict[int, tuple[openai.AsyncOpenAI, asyncio.Semaphore]] = {}
+        self._per_loop: dict[int, tuple[openai.AsyncOpenAI, asyncio.Semaphore, asyncio.Lock]] = {}
+        # What this endpoint accepts, learnt on the first call that finds out.
         self._json_schema_ok = True
+        self._stream_ok = True
+        self._window: ContextWindow | None = None
 
     @property
     def provider(self) -> str:
@@ -126,7 +138,7 @@ class LLMClient:
         if state is not None:
             await state[0].close()
 
-    def _loop_state(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore]:
+    def _loop_state(self) -> tuple[openai.AsyncOpenAI, asyncio.Semaphore, asyncio.Lock]:
         # The HTTP pool and the semaphore belong to one event loop; batches may run in several.
         loop = asyncio.get_running_loop()
         state = self._per_loop.get(id(loop))
@@ -134,7 +146,7 @@ class LLMClient:
             key = self.settings.api_key.get_secret_value() if self.settings.api_key else "not-needed"
             state = (openai.AsyncOpenAI(base_url=self.settings.base_url, api_key=key, max_retries=0,
                                         timeout=self.settings.timeout_s),
-                     asyncio.Semaphore(self.settings.concurrency))
+                     asyncio.Semaphore(self.settings.concurrency), asyncio.Lock())
             self._per_loop[id(loop)] = state
         return state
 
@@ -164,11 +176,15 @@ class LLMClient:
                          latency_ms=(time.perf_counter() - t0) * 1000, template_version=template_version)
             return LLMResult(hit.text, parsed, self.provider, hit.model, True, 0, 0, 0.0, 0)
         self.budget.check()
-        client, sem = self._loop_state()
+        client, sem, probing = self._loop_state()
+        if self._window is None:
+            async with probing:  # one probe per endpoint, not one per call in flight
+                if self._window is None:
+                    self._window = await discover(client, self.settings.base_url, model, self.settings.context_window)
         async with sem:
             result = await self._complete_uncached(client, stage, item, list(messages), schema, schema_json,
                                                    params, template_version)
-        if cache is not None:
+        if cache is not None and result.finish_reason != LENGTH:
             cache.put(key, stage, CachedResponse(result.text, result.prompt_tokens,
                                                  result.completion_tokens, result.model))
         return result
@@ -178,31 +194,36 @@ class LLMClient:
         attempts, transient, reasks = 0, 0, 0
         spent_prompt = spent_completion = 0
         spent_cost = 0.0
+        params = {"max_tokens": answer_budget(stage, self.settings.answer_budgets), **params}
+        row = dict(stage=stage, item=item, model=self.settings.model, template_version=template_version)
         while True:
             attempts += 1
             t0 = time.perf_counter()
             kwargs = self._request_args(messages, schema, schema_json, params)
+            estimate = estimate_prompt_tokens(kwargs["messages"])
+            too_long = overflow(estimate, int(kwargs.get("max_tokens") or 0), self._window)
+            if too_long:
+                self._record(**row, attempt=attempts, latency_ms=0.0, prompt_tokens=estimate,
+                             error_class=PROMPT_TOO_LONG)
+                raise LLMCallError(f"{stage}/{item}: {too_long}", error_class=PROMPT_TOO_LONG, attempts=attempts)
             try:
-                # The client's generic POST with a raw response: the same transport, auth and
-                # error mapping as chat.completions.create, without its per-call parameter
-                # introspection and response models (about 30% more calls per second).
-                raw = await client.post("/chat/completions", cast_to=_RawResponse, body=kwargs)
-                response = json.loads(raw.content)
-                choice = response["choices"][0]
+                reply = await self._send(client, kwargs, estimate)
             except openai.BadRequestError as exc:
                 if schema is not None and self._json_schema_ok and "response_format" in str(exc):
                     # The endpoint has no json_schema mode: fall back to JSON mode + validation.
                     self._json_schema_ok = False
-                    self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts,
-                                 latency_ms=_ms(t0), error_class="JsonSchemaUnsupported",
-                                 template_version=template_version)
+                    self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class="JsonSchemaUnsupported")
                     continue
-                self._fail(stage, item, attempts, t0, exc, template_version)
+                if self._stream_ok and refuses_streaming(exc):
+                    self._stream_ok = False
+                    self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class="StreamingUnsupported")
+                    continue
+                self._fail(stage, item, attempts, t0, exc, template_version,
+                           CONTEXT_EXCEEDED if _context_exceeded(exc) else None)
             except _RETRYABLE as exc:
-                self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts,
-                             latency_ms=_ms(t0), error_class=type(exc).__name__, template_version=template_version)
+                self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=type(exc).__name__)
                 transient += 1
-                if transient > self.settings.max_retries:
+                if transient > self.settings.max_retries or _timed_out_on_length(exc):
                     raise LLMCallError(f"{stage}/{item}: gave up after {attempts} attempts: {exc}",
                                        error_class=type(exc).__name__, attempts=attempts) from exc
                 await asyncio.sleep(self._backoff(transient, retry_after_seconds(exc)))
@@ -213,26 +234,32 @@ class LLMClient:
                            template_version)
             except openai.APIError as exc:
                 self._fail(stage, item, attempts, t0, exc, template_version)
-            text = (choice.get("message") or {}).get("content") or ""
-            usage = response.get("usage") or {}
-            pt, ct = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-            model = response.get("model") or self.settings.model
+            text, pt, ct = reply.text, reply.prompt_tokens, reply.completion_tokens
             cost = self._cost(self.settings.model, pt, ct)
             self.budget.add(stage, item, pt, ct, cost)
             spent_prompt, spent_completion, spent_cost = spent_prompt + pt, spent_completion + ct, spent_cost + cost
+            usage = dict(attempt=attempts, latency_ms=_ms(t0), prompt_tokens=pt, completion_tokens=ct, cost_usd=cost)
+            if reply.cut:
+                # Stopped mid-answer: stored with what it produced; asking again gets the same.
+                self._record(**row, **usage, error_class=reply.cut)
+                raise LLMCallError(f"{stage}/{item}: {_cut_reason(reply, self.settings)}", error_class=reply.cut,
+                                   attempts=attempts, raw_text=text)
             parsed, problem = None, None
             if schema is not None:
                 try:
                     parsed = parse_structured(text, schema)
                 except (ValidationError, ValueError) as exc:
                     problem = _short_error(exc)
-            self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts,
-                         latency_ms=_ms(t0), prompt_tokens=pt, completion_tokens=ct, cost_usd=cost,
-                         error_class="InvalidStructuredOutput" if problem else None,
-                         template_version=template_version)
+            cut_by_budget = reply.finish_reason == LENGTH
+            self._record(**row, **usage, error_class=(LENGTH if cut_by_budget and (problem or schema is None)
+                                                      else "InvalidStructuredOutput" if problem else None))
             if problem is None:
-                return LLMResult(text, parsed, self.provider, model, False, spent_prompt, spent_completion,
-                                 spent_cost, attempts)
+                return LLMResult(text, parsed, self.provider, reply.model or self.settings.model, False, spent_prompt,
+                                 spent_completion, spent_cost, attempts, reply.finish_reason)
+            if cut_by_budget:  # a re-ask would be cut at the same budget
+                raise StructuredOutputError(
+                    f"{stage}/{item}: the answer reached its budget of {kwargs.get('max_tokens')} tokens before "
+                    f"its JSON was complete ({problem})", error_class=LENGTH, attempts=attempts, raw_text=text)
             if reasks >= self.settings.reask_limit:
                 raise StructuredOutputError(
                     f"{stage}/{item}: no valid JSON for {schema.__name__} after {reasks + 1} replies: {problem}",
@@ -243,6 +270,17 @@ class LLMClient:
                 {"role": "assistant", "content": text},
                 {"role": "user", "content": f"That reply could not be used: {problem}. Reply again with only "
                                             f"a JSON object that matches the {schema.__name__} schema."}]
+
+    async def _send(self, client: openai.AsyncOpenAI, body: dict, estimate: int) -> Reply:
+        if not self._stream_ok:
+            return await post_whole(client, body, estimate)
+        try:
+            return await post_streamed(client, body, prompt_estimate=estimate, idle_s=self.settings.idle_timeout_s,
+                                       first_token_s=self.settings.first_token_timeout_s,
+                                       connect_s=self.settings.timeout_s)
+        except NotStreamed as whole:  # the server ignores `stream`: ask it whole from now on
+            self._stream_ok = False
+            return reply_from_completion(whole.body, estimate)
 
     def _request_args(self, messages, schema, schema_json, params) -> dict:
         kwargs = {"model": self.settings.model, "messages": messages, **params}
@@ -263,15 +301,37 @@ class LLMClient:
         base = min(self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (n - 1))
         return base * (0.5 + random.random() / 2)  # jitter: spread retries of a burst
 
-    def _fail(self, stage, item, attempts, t0, exc, template_version):
+    def _fail(self, stage, item, attempts, t0, exc, template_version, error_class: str | None = None):
+        error_class = error_class or type(exc).__name__
         self._record(stage=stage, item=item, model=self.settings.model, attempt=attempts, latency_ms=_ms(t0),
-                     error_class=type(exc).__name__, template_version=template_version)
-        raise LLMCallError(f"{stage}/{item}: {type(exc).__name__}: {exc}", error_class=type(exc).__name__,
+                     error_class=error_class, template_version=template_version)
+        raise LLMCallError(f"{stage}/{item}: {type(exc).__name__}: {exc}", error_class=error_class,
                            attempts=attempts) from exc
 
 
 def _ms(t0: float) -> float:
     return (time.perf_counter() - t0) * 1000
+
+
+def _timed_out_on_length(exc: Exception) -> bool:
+    """A timeout after the request went out: the server was working on it (see _RETRYABLE)."""
+    return isinstance(exc, openai.APITimeoutError) and type(exc.__cause__).__name__ != "ConnectTimeout"
+
+
+def _context_exceeded(exc: openai.BadRequestError) -> bool:
+    """The server's own refusal of a prompt too long (llama.cpp, vLLM and OpenAI word it apart)."""
+    body = exc.body if isinstance(exc.body, dict) else {}
+    text = f"{exc} {body.get('type')} {body.get('code')}".lower()
+    return ("context_length_exceeded" in text or "exceed_context_size" in text or "maximum context length" in text
+            or "exceeds the available context size" in text)
+
+
+def _cut_reason(reply: Reply, settings: LLMSettings) -> str:
+    if reply.cut == REPETITION:
+        return f"stopped a runaway repetition after {reply.completion_tokens} tokens"
+    if reply.completion_tokens:
+        return f"no token for {settings.idle_timeout_s:g} s after {reply.completion_tokens} tokens; cut"
+    return f"no first token within {settings.first_token_timeout_s:g} s; cut"
 
 
 def _short_error(exc: Exception) -> str:

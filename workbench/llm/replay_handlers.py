@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
+from workbench.llm.replay_streams import (context_error_body, paced_stream, props_body,
+                                          repeating_answer, within_budget)
+
 if TYPE_CHECKING:
     from workbench.llm.replay_server import ReplayServer
 
@@ -154,20 +157,42 @@ class _ChatHandler(_Handler):
                 return self.finish(MALFORMED_BODY)
             if fault.kind == "delay" and fault.delay_s > 0:
                 await asyncio.sleep(fault.delay_s)
+            if fault.kind == "stream_refused" and body.get("stream"):
+                return self.send_error_json(400, "This server does not support stream=true (injected by the "
+                                            "replay server).", "invalid_request_error", None)
+        prompt_tokens = _count_tokens(messages_text(body["messages"]))
+        n_ctx = self.server.context_window
+        if fault is not None and fault.kind == "context_error":  # whatever its size, this prompt is too long
+            return self.send_json(context_error_body(prompt_tokens, max(1, min(n_ctx or prompt_tokens,
+                                                                                prompt_tokens - 1))), 400)
+        if n_ctx is not None and prompt_tokens > n_ctx:
+            return self.send_json(context_error_body(prompt_tokens, n_ctx), 400)
+        max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         if fault is not None and fault.kind == "malformed_content":
             content = MALFORMED_CONTENT
+        elif fault is not None and fault.kind == "repeat":
+            content = repeating_answer(max_tokens if isinstance(max_tokens, int) else None)
         else:
             try:
                 content = await self.server._resolve(body, model)
             except Exception as exc:  # a callable reply failed: report it like a server
                 return self.send_error_json(500, f"reply callable failed: {exc!r}", "server_error", None)
-        prompt_tokens = _count_tokens(messages_text(body["messages"]))
+        content, finish_reason = within_budget(content, max_tokens)
         completion_tokens = _count_tokens(content)
         completion_id = f"chatcmpl-replay{next(self.server._ids):08d}"
         created = int(time.time())
-        if body.get("stream"):
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        paced = fault is not None and fault.kind in ("slow_stream", "stall", "repeat")
+        if body.get("stream") and paced:
+            usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                     "total_tokens": prompt_tokens + completion_tokens} if include_usage else None
+            base = {"id": completion_id, "object": "chat.completion.chunk", "created": created, "model": model}
+            return await paced_stream(self, base, content, finish_reason=finish_reason, usage=usage,
+                                      pause_s=fault.pause_s, stall_after=fault.after_tokens if fault.kind == "stall"
+                                      else None, stall_s=fault.delay_s)
+        if body.get("stream") and not (fault is not None and fault.kind == "no_stream"):
             return self._stream(completion_id, created, model, content, prompt_tokens, completion_tokens,
-                                bool((body.get("stream_options") or {}).get("include_usage")))
+                                include_usage, finish_reason)
         self.send_json({
             "id": completion_id,
             "object": "chat.completion",
@@ -177,7 +202,7 @@ class _ChatHandler(_Handler):
                 "index": 0,
                 "message": {"role": "assistant", "content": content, "refusal": None},
                 "logprobs": None,
-                "finish_reason": "stop",
+                "finish_reason": finish_reason,
             }],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
@@ -185,7 +210,7 @@ class _ChatHandler(_Handler):
         })
 
     def _stream(self, cid: str, created: int, model: str, content: str, prompt_tokens: int,
-                completion_tokens: int, include_usage: bool) -> None:
+                completion_tokens: int, include_usage: bool, finish_reason: str = "stop") -> None:
         """A minimal server-sent-events answer: the whole content in one delta."""
         self.set_header("Content-Type", "text/event-stream")
         self.set_header("Cache-Control", "no-cache")
@@ -193,7 +218,7 @@ class _ChatHandler(_Handler):
         chunks = [
             {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": content},
                                   "finish_reason": None}]},
-            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+            {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish_reason}]},
         ]
         if include_usage:
             chunks.append({**base, "choices": [], "usage": {
@@ -240,6 +265,15 @@ class _ModelsHandler(_Handler):
             for n in dict.fromkeys(names)]})
 
 
+class _PropsHandler(_Handler):
+    """llama.cpp's ``/props``, served when the server has a ``context_window`` (else 404, as vLLM)."""
+
+    def get(self) -> None:
+        if self.server.context_window is None:
+            return self.send_error_json(404, "Unknown endpoint: GET /props", "invalid_request_error", "unknown_url")
+        self.send_json(props_body(self.server.context_window, self.server.slots, DEFAULT_MODEL))
+
+
 class _StatsHandler(_Handler):
     def get(self) -> None:
         with_bodies = self.get_query_argument("bodies", "1") not in ("0", "false", "no")
@@ -260,6 +294,7 @@ def application(server: "ReplayServer") -> tornado.web.Application:
         (r"(?:/v1)?/chat/completions/?", _ChatHandler, kw),
         (r"(?:/v1)?/embeddings/?", _EmbeddingsHandler, kw),
         (r"(?:/v1)?/models/?", _ModelsHandler, kw),
+        (r"/props/?", _PropsHandler, kw),
         (r"/_stats/?", _StatsHandler, kw),
         (r".*", _NotFoundHandler, kw),
     ], compress_response=False, serve_traceback=False, log_function=_no_access_log)

@@ -44,7 +44,9 @@ from workbench.llm.schema_instance import schema_instance
 
 __all__ = ["Rule", "Script", "ReplayServer", "ReplayStats", "FAULT_KINDS", "schema_instance", "embedding_vector"]
 
-FAULT_KINDS = ("rate_limit", "server_error", "malformed_content", "malformed_body", "delay")
+FAULT_KINDS = ("rate_limit", "server_error", "malformed_content", "malformed_body", "delay",
+               # imitating a small model on a slow local server: see replay_streams
+               "slow_stream", "stall", "repeat", "context_error", "no_stream", "stream_refused")
 
 
 # --------------------------------------------------------------------------- script
@@ -107,10 +109,12 @@ class Script:
 
 
 class _Fault:
-    __slots__ = ("kind", "retry_after", "delay_s")
+    __slots__ = ("kind", "retry_after", "delay_s", "pause_s", "after_tokens")
 
-    def __init__(self, kind: str, retry_after: float | None, delay_s: float) -> None:
+    def __init__(self, kind: str, retry_after: float | None, delay_s: float, pause_s: float = 0.0,
+                 after_tokens: int = 0) -> None:
         self.kind, self.retry_after, self.delay_s = kind, retry_after, delay_s
+        self.pause_s, self.after_tokens = pause_s, after_tokens
 
 
 def _as_content(reply: Any) -> str:
@@ -130,8 +134,11 @@ class ReplayServer:
     """An OpenAI-compatible server on a background thread; see the module docstring."""
 
     def __init__(self, script: Script | None = None, *, latency_s: float | None = None,
-                 host: str = "127.0.0.1", port: int = 0) -> None:
+                 host: str = "127.0.0.1", port: int = 0, context_window: int | None = None,
+                 slots: int = 1) -> None:
         self.script = script or Script(rules=[])
+        # Given: /props says it (as llama.cpp, per slot) and longer prompts get its 400.
+        self.context_window, self.slots = context_window, slots
         self.latency_s = float(latency_s if latency_s is not None else self.script.latency_s)
         self.host, self.port = host, port
         self.stats = ReplayStats()
@@ -256,19 +263,24 @@ class ReplayServer:
             return list(self._rules)
 
     def inject(self, kind: str, count: int = 1, *, retry_after: float | None = None,
-               delay_s: float = 0.0) -> None:
+               delay_s: float = 0.0, pause_s: float = 0.0, after_tokens: int = 0) -> None:
         """Apply a fault to the next ``count`` chat-completion requests (FIFO after earlier ones).
 
         Kinds: ``rate_limit`` (429 + Retry-After when given), ``server_error`` (500),
         ``malformed_content`` (200 with broken JSON content), ``malformed_body`` (200 with a
         body that is not JSON) and ``delay`` (``delay_s`` more before a normal answer).
+        Streamed like a small model (see ``replay_streams``): ``slow_stream`` (a word every
+        ``pause_s``), ``stall`` (silent for ``delay_s`` after ``after_tokens`` words),
+        ``repeat`` (one line again and again until ``max_tokens``); ``context_error``
+        (llama.cpp's 400 for a prompt over the context), ``no_stream`` (a JSON body to a
+        streamed request), ``stream_refused`` (a 400 naming ``stream`` to a streamed request).
         """
         if kind not in FAULT_KINDS:
             raise ValueError(f"unknown fault kind {kind!r}; expected one of {FAULT_KINDS}")
         if count < 0:
             raise ValueError("count must be >= 0")
         with self._lock:
-            self._faults.extend(_Fault(kind, retry_after, delay_s) for _ in range(count))
+            self._faults.extend(_Fault(kind, retry_after, delay_s, pause_s, after_tokens) for _ in range(count))
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -319,9 +331,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--latency", type=float, default=None, help="seconds added to every answer")
+    parser.add_argument("--context-window", type=int, default=None,
+                        help="tokens per slot, said in /props (as llama.cpp) and enforced")
     args = parser.parse_args(argv)
     script = Script.from_file(args.fixtures) if args.fixtures else Script(rules=[])
-    server = ReplayServer(script, latency_s=args.latency, host=args.host, port=args.port).start()
+    server = ReplayServer(script, latency_s=args.latency, host=args.host, port=args.port,
+                          context_window=args.context_window).start()
     print(f"replay server on {server.base_url} ({len(script.rules)} rules, latency "
           f"{server.latency_s}s); Ctrl-C to stop", flush=True)
     def interrupt(signum: int, frame: Any) -> None:

@@ -14,7 +14,7 @@ class ReplayStats:
     """Counters of one server, safe to read from any thread (every read is a snapshot)."""
 
     _COUNTERS = ("requests_total", "chat_requests", "embedding_requests", "in_flight",
-                 "max_in_flight", "faults_served")
+                 "max_in_flight", "faults_served", "hung_up")
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -27,6 +27,7 @@ class ReplayStats:
         self._embedding_requests = 0
         self._max_in_flight = self._in_flight
         self._faults_served = 0
+        self._hung_up = 0  # streams the client closed before their end
         self._bodies: collections.deque[dict] = collections.deque(maxlen=_STATS_BODIES_CAP)
         self._by_status: collections.Counter[int] = collections.Counter()
         # Authorization headers as received, so a test can tell which key reached this host.
@@ -60,12 +61,22 @@ class ReplayStats:
         with self._lock:
             self._faults_served += 1
 
+    def _hang_up(self) -> None:
+        with self._lock:
+            self._hung_up += 1
+
     def reset(self) -> None:
         """Zero everything; requests in flight stay counted as in flight."""
         with self._lock:
             self._clear()
 
     # -- reads
+    @property
+    def hung_up(self) -> int:
+        """Streams the client closed before their end (an idle cut, a repetition stopped)."""
+        with self._lock:
+            return self._hung_up
+
     @property
     def requests_total(self) -> int:
         return self._requests_total

@@ -47,7 +47,16 @@ class LLMSettings(BaseModel):
     model: str = "gpt-4o-mini"
     api_key: SecretStr | None = None
     concurrency: int = Field(default=8, ge=1, le=1024)
+    # A whole non-streamed request (the fallback for servers that refuse to stream).
     timeout_s: float = Field(default=60.0, gt=0)
+    # A streamed call is cut on silence, never on length: no token for idle_timeout_s (the
+    # first token may take first_token_timeout_s: the server's queue and prompt processing).
+    idle_timeout_s: float = Field(default=120.0, gt=0)
+    first_token_timeout_s: float = Field(default=600.0, gt=0)
+    # The model's context window when the server does not say it (llama.cpp /props, vLLM /v1/models).
+    context_window: int | None = Field(default=None, ge=256)
+    # max_tokens per stage, over workbench.llm.answer_budget.STAGE_BUDGETS.
+    answer_budgets: dict[str, int] = Field(default_factory=dict)
     max_retries: int = Field(default=5, ge=0, le=20)
     backoff_base_s: float = Field(default=0.5, ge=0)
     backoff_max_s: float = Field(default=30.0, ge=0)
@@ -103,6 +112,8 @@ _ENV = {
     "WORKBENCH_LLM_BASE_URL": "base_url", "WORKBENCH_LLM_MODEL": "model",
     "WORKBENCH_LLM_CONCURRENCY": "concurrency", "WORKBENCH_LLM_TIMEOUT_S": "timeout_s",
     "WORKBENCH_LLM_MAX_RETRIES": "max_retries", "WORKBENCH_LLM_BUDGET_USD": "budget_usd",
+    "WORKBENCH_LLM_IDLE_TIMEOUT_S": "idle_timeout_s", "WORKBENCH_LLM_FIRST_TOKEN_TIMEOUT_S": "first_token_timeout_s",
+    "WORKBENCH_LLM_CONTEXT_WINDOW": "context_window",
 }
 
 

@@ -93,7 +93,8 @@ def test_other_4xx_is_not_retried(server, tmp_path):
     with pytest.raises(LLMCallError) as info:
         _run(client.complete(stage="s", item="i", messages=MSG))
     assert info.value.error_class == "NotFoundError" and info.value.attempts == 1
-    assert server.stats.requests_total == 1
+    # the context-window probes (/props, /models) and one chat request, not retried
+    assert server.stats.requests_total == 3 and server.stats.by_status[404] == 3
 
 
 def test_malformed_json_is_reasked_then_succeeds(server, tmp_path):

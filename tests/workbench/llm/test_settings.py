@@ -91,7 +91,7 @@ def test_a_changed_endpoint_never_receives_the_stored_key_without_confirmation(w
     assert s.api_key is None and s.stored_key_withheld
     assert s.stored_key_endpoint == f"http://127.0.0.1:{a.port}"
     call_once(workspace, "second")
-    assert b.stats.requests_total == 1 and not bearer_seen(b)
+    assert b.stats.chat_requests == 1 and not bearer_seen(b)  # probes (/props, /models) carry no key either
     # A confirmation must name the endpoint being saved; one naming another host changes nothing.
     with pytest.raises(KeyConfirmationError, match=f"names http://127.0.0.1:{a.port}, but the endpoint"):
         save(workspace, b.base_url, send_key_to=a.base_url)
@@ -119,7 +119,7 @@ def test_editing_the_config_file_cannot_re_point_the_key(workspace, two_servers)
     config["llm"].update(base_url=b.base_url, stored_key_endpoint=f"http://127.0.0.1:{b.port}")
     path.write_text(json.dumps(config))
     call_once(workspace, "tampered")
-    assert b.stats.requests_total == 1 and not bearer_seen(b)
+    assert b.stats.chat_requests == 1 and not bearer_seen(b)  # probes (/props, /models) carry no key either
 
 
 def test_an_endpoint_from_the_environment_does_not_get_the_stored_key(tmp_path):
