@@ -50,6 +50,9 @@ python3-pip: pip pip3
 python3-venv: venv
 python3-pytest: pytest
 nodejs: node nodejs
+golang-go: go gofmt
+protobuf-compiler: protoc
+go/github.com/golangci/golangci-lint: golangci-lint
 npm: npm npx
 curl: curl
 wget: wget

@@ -49,7 +49,9 @@ _APPLE_SDK = {
     "App Store tooling": re.compile(r"\btestflight\b|\bapp store connect\b", re.I),
 }
 _INTRO_LINES = 25  # front matter and opening paragraph: an iOS section deep in a web skill is not its core
-_LINUX_INSTALL = re.compile(r"\b(apt(-get)?|dnf|yum|pacman|apk)\s+(-\S+\s+)*install\b")
+# an install path that works on Linux: a distro's package manager or a language's (pip, npm, go ...)
+_LINUX_INSTALL = re.compile(r"\b(apt(-get)?|dnf|yum|pacman|apk)\s+(-\S+\s+)*install\b|"
+                            r"\b(pip3?|pipx|uv\s+(tool|pip)|npm|pnpm|go|cargo|gem)\s+(-\S+\s+)*(install|i)\b")
 _LINUX_NAMES = {"linux", "debian", "ubuntu", "any", "all", "unix", "posix"}
 
 
@@ -86,7 +88,7 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
                           f"SKILL.md:{min(n for n, _ in apple.values())}")
     hits = find_lines(skill.raw_text, _NON_LINUX, limit=8)
     if _LINUX_INSTALL.search(skill.raw_text):
-        # `brew install` as a fallback next to apt is a portable skill, not a macOS one
+        # `brew install` as one option next to apt, pip or npm is a portable skill, not a macOS one
         hits = [h for h in hits if not re.search(r"\bbrew\b", h[1])]
     if len(hits) >= 2:
         return from_hits("executable.os", Outcome.FAIL, "macOS- or Windows-only commands", hits[:3])

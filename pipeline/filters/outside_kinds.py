@@ -9,6 +9,9 @@ own rule and reason (issue 25: the wrong accepts of real corpora fell into these
   GraphQL API, "API v2", endpoints) of a server it does not run;
 - needs.hosted_cli: the CLI of a hosted forge against its remote (glab mr/ci/cluster/api ...);
 - needs.live_chain: JSON-RPC calls to a live chain (eth_*, --rpc-url, an RPC_URL);
+- needs.model_api: the description says the core step asks a language model (LLM-assisted
+  generation, natural-language actions, a hosted model) and names no local model: a provider
+  billed by use;
 - workflow.agent_runtime: the work runs inside another agent's runtime (spawning sub-agents, the
   Agent/Task/Skill tools, session tools, messaging the user) rather than in a shell.
 
@@ -55,6 +58,14 @@ _AGENT_RUNTIME = re.compile(
     r"\bparallel agents\b|\b(message|notify|ping) the user\b|\bwait for the user\b|\binvoke (the |a |other )?skills?\b",
     re.I)
 MIN_RUNTIME_LINES = 3
+_MODEL_CORE = re.compile(
+    r"\b(LLM|large language model)[- ](assisted|powered|driven|based|generated|judged?|calls?|api|endpoints?|"
+    r"providers?)\b|\b(needs?|requires?|uses?|using|via|through|calls?|with) (an? |the )?(LLM|language model|"
+    r"model provider)s?\b(?!\.)|\bnatural[- ]language (actions?|commands?|instructions?)\b|"
+    r"\b(hosted|cloud|remote) (LLMs?|language models?)\b", re.I)
+_LOCAL_MODEL = re.compile(r"\b(ollama|llama\.?cpp|local (llm|model)s?|offline|on-device|gguf|vllm|lm studio|"
+                          r"open(-source)? models?)\b", re.I)
+_OPTIONAL_BEFORE = re.compile(r"\b(optional(ly)?|if you have|can also)\b[^.;,]{0,25}$", re.I)
 
 
 def _lines(skill: ParsedSkill):
@@ -105,6 +116,20 @@ def live_chain(skill: ParsedSkill) -> RuleResult:
     return _verdict("needs.live_chain", hits, "calls a live chain's RPC", "calls no chain RPC", core_needed=2)
 
 
+def model_api(skill: ParsedSkill) -> RuleResult:
+    """Read from what the skill is (name, description): a thin text says no more, and there the
+    model is the work ("Use LLM-assisted harness generation"). A model named optional, or a local
+    one, is no need."""
+    about = f"{skill.name}. {skill.description}"
+    m = None if _LOCAL_MODEL.search(about) else next(
+        (m for m in _MODEL_CORE.finditer(about) if not _OPTIONAL_BEFORE.search(about[:m.start()])), None)
+    if m is None:
+        return passed("needs.model_api", "its description names no hosted language model as the core step")
+    return RuleResult("needs.model_api", Outcome.FAIL,
+                      f"its description says the core step asks a language model ('{m.group(0)}'): "
+                      f"{' '.join(skill.description.split())[:160]}", "SKILL.md description")
+
+
 def agent_runtime(skill: ParsedSkill) -> RuleResult:
     """Many lines of agent-runtime work and fewer shell commands than them: the core runs in the
     agent's runtime. A skill of shell work that also delegates passes."""
@@ -120,4 +145,4 @@ def agent_runtime(skill: ParsedSkill) -> RuleResult:
                   f"{len(commands)} concrete command(s)")
 
 
-RULES = (device, live_target, remote_api, hosted_cli, live_chain, agent_runtime)
+RULES = (device, live_target, remote_api, hosted_cli, live_chain, model_api, agent_runtime)

@@ -46,6 +46,7 @@ RULE_REASONS: dict[str, str] = {
     "needs.remote_api": "needs_network_service",
     "needs.live_chain": "needs_network_service",
     "needs.hosted_cli": "needs_account",
+    "needs.model_api": "paid_service",
     "workflow.agent_runtime": "not_terminal_work",
 }
 

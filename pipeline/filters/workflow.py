@@ -158,6 +158,9 @@ _REMOTE_IN_DESCRIPTION = re.compile(r"\b((rest|http|graphql|web) apis?|apis? v\d
 # A thin text that calls itself advice names no work to do ("Guidance for tidying up history").
 _ADVICE_IN_DESCRIPTION = re.compile(r"\b(guidance|guidelines?|tips|advice|best practices|principles|"
                                     r"methodolog(y|ies)|philosophy|mindset)\b", re.I)
+# ... and one without commands or code that calls itself so is not shell work at all
+_SAYS_ADVICE = re.compile(_ADVICE_IN_DESCRIPTION.pattern[:-3] + r"|persona|style guide|response style|"
+                          r"how (agents?|you|teams?) should)\b", re.I)
 _OPTIONAL_BEFORE = re.compile(r"\b(optional(ly)?|if you have|can also)\b[^.;,]{0,25}$", re.I)
 
 
@@ -214,6 +217,11 @@ def not_terminal(skill: ParsedSkill) -> RuleResult:
         if thin:
             return RuleResult("workflow.not_terminal", Outcome.PASS, f"terminal work, thin but concrete: {thin}")
         if not concrete and not code:
+            said = _SAYS_ADVICE.search(" ".join(f"{skill.name} {skill.description}".split()))
+            if said:   # no command, no code, and it calls itself advice: nothing in it runs in a shell
+                return RuleResult("workflow.not_terminal", Outcome.FAIL,
+                                  f"no command and no code anywhere, and it calls itself '{said.group(0)}': "
+                                  f"{counts}", "SKILL.md description")
             # steps that never name a command or show code may be methodology: a person decides
             return RuleResult("workflow.not_terminal", Outcome.WARN,
                               f"no command and no code anywhere, so maybe not shell work: {counts}",

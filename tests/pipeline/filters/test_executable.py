@@ -157,6 +157,27 @@ def test_os_passes_a_single_macos_alternative_next_to_apt():
     assert_passes(executable.operating_system(skill), "executable.os")
 
 
+def test_os_passes_brew_as_one_install_option_next_to_a_language_package_manager():
+    skill = make_skill("""
+        Use the install path that matches your environment:
+        - brew install k8sgpt
+        - brew install k8sgpt/tap/k8sgpt-beta
+        - go install github.com/k8sgpt-ai/k8sgpt@latest
+    """)
+    assert_passes(executable.operating_system(skill), "executable.os")
+    # without the portable line the brew-only install is a macOS need still
+    only_brew = make_skill("""
+        - brew install k8sgpt
+        - brew install k8sgpt/tap/k8sgpt-beta
+    """)
+    assert executable.operating_system(only_brew).outcome == Outcome.FAIL
+
+
+def test_go_and_protoc_are_known_binaries():
+    skill = make_skill(front_extra="metadata: {openclaw: {requires: {bins: [go, protoc]}}}")
+    assert_passes(executable.binaries(skill), "executable.binaries")
+
+
 def test_os_passes_systemd_set_subcommands():
     skill = make_skill("""
         ```bash

@@ -129,3 +129,19 @@ def test_shell_work_that_mentions_a_subagent_once_passes():
         A subagent may review the diff afterwards.
     """)
     assert_passes(kinds.agent_runtime(skill), "workflow.agent_runtime")
+
+
+def test_a_description_whose_core_step_asks_a_hosted_model_is_a_paid_service():
+    for desc in ("Use LLM-assisted harness generation to expand fuzz coverage for C projects.",
+                 "Browser automation that combines natural-language actions with Playwright code."):
+        res = kinds.model_api(make_skill(description=desc))
+        assert res.rule == "needs.model_api" and res.outcome == Outcome.FAIL, desc
+        assert res.location == "SKILL.md description" and desc[:30] in res.evidence
+
+
+def test_a_local_optional_or_merely_mentioned_model_is_no_paid_service():
+    for desc in ("Convert PDFs to Markdown locally, with optional LLM-assisted table repair.",
+                 "Run LLM-assisted code review with a local model served by Ollama.",
+                 "Review AI-generated code changes in a local git repository before merging.",
+                 "Generate llms.txt index files for a documentation folder."):
+        assert_passes(kinds.model_api(make_skill(description=desc)), "needs.model_api")

@@ -64,3 +64,14 @@ def test_a_thin_text_that_calls_itself_guidance_names_no_work():
     desc = "Guidance for rewriting the history of a local git repository before sharing it with others."
     res = workflow.structured_steps(skill_from_text(_thin(desc, install="- apt-get install git")))
     assert res.outcome == Outcome.FAIL, res.evidence
+
+
+def test_no_command_no_code_and_a_text_that_calls_itself_advice_is_not_terminal_work():
+    text = ('---\nname: review-etiquette\ndescription: "Guidance on how to respond to code review feedback '
+            'with care."\n---\n\n# Receiving review\n\nRead every comment before answering. Thank the reviewer, '
+            'ask when a remark is unclear, and push back with reasons when you disagree.\n')
+    res = workflow.not_terminal(skill_from_text(text))
+    assert res.outcome == Outcome.FAIL and "calls itself 'Guidance'" in res.evidence, res.evidence
+    # the same prose without calling itself advice is left to a person
+    res = workflow.not_terminal(skill_from_text(text.replace("Guidance on how to respond", "Respond")))
+    assert res.outcome == Outcome.WARN, res.evidence
