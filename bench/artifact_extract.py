@@ -6,7 +6,7 @@ run, the same extraction with the prose-word pattern as a flat alternation (what
 re does without the trie: it tries the ~200 phrases one by one at every position).
 CPU seconds (the machine is shared; wall seconds are printed too).
 
-    .venv/bin/python bench/artifact_extract.py [--corpus DIR]
+    .venv/bin/python bench/artifact_extract.py [--corpus DIR] [--quick]
 """
 from __future__ import annotations
 
@@ -58,9 +58,11 @@ def _run(texts: list[str]) -> tuple[float, float, int]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared/corpora/dev")
+    ap.add_argument("--quick", action="store_true", help="smoke run: the first 100 skills only")
     args = ap.parse_args()
     paths = sorted(args.corpus.rglob("SKILL.md")) if args.corpus.is_dir() else []
-    texts = [p.read_text(errors="replace") for p in paths] or _generated(1200)
+    paths = paths[:100] if args.quick else paths
+    texts = [p.read_text(errors="replace") for p in paths] or _generated(100 if args.quick else 1200)
     source = str(args.corpus) if paths else "generated"
     _run(texts[:50])                                         # warm the regex caches
     cpu, wall, found = _run(texts)

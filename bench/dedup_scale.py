@@ -91,7 +91,10 @@ def main() -> None:
     ap.add_argument("--sub", type=int, default=6_000)
     ap.add_argument("--recall-sample", type=int, default=2_000)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 3,000 rows around 2,200 meanings in 60 topics")
     args = ap.parse_args()
+    if args.quick:
+        args.n, args.centres, args.topics, args.sub, args.recall_sample = 3_000, 2_200, 60, 600, 200
 
     x, centre, topic = make_data(args.n, args.centres, args.topics, args.dim, args.seed)
     print(f"data: {x.shape[0]} x {x.shape[1]} float32, {np.unique(centre).size} meanings, "

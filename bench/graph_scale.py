@@ -78,7 +78,11 @@ def main() -> None:
     ap.add_argument("--baseline-paths", type=int, default=5_000)
     ap.add_argument("--coverage-budget", type=int, default=20_000)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 3,000 skills, 20,000 timed paths")
     args = ap.parse_args()
+    if args.quick:
+        args.skills, args.meanings, args.bridges = 3_000, 4_300, 9_700
+        args.paths, args.baseline_paths, args.coverage_budget = 20_000, 500, 2_000
     n = 2 * args.skills
     x, _, topic = make_data(n, args.meanings, 2_000, 384, args.seed)
     print(f"{args.skills} skills, {n} scenario vectors (384-d), {args.meanings} meanings", flush=True)
@@ -94,7 +98,7 @@ def main() -> None:
 
     # baselines for the build
     from sklearn.cluster import AgglomerativeClustering
-    sub = np.flatnonzero(np.isin(topic, np.unique(topic)[:100]))[:5_000]
+    sub = np.flatnonzero(np.isin(topic, np.unique(topic)[:100]))[:1_000 if args.quick else 5_000]
     t0 = time.perf_counter()
     AgglomerativeClustering(metric="cosine", linkage="average", n_clusters=None,
                             distance_threshold=1 - args.threshold).fit_predict(x[sub])

@@ -99,7 +99,10 @@ def main() -> None:
     ap.add_argument("--big-mb", type=int, default=50, help="size of the one oversized line (0: none)")
     ap.add_argument("--baseline-records", type=int, default=20_000,
                     help="lines of the same kind for the (slower) baseline; its rate is what is compared")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 300 lines each side, a 2 MB oversized line")
     args = ap.parse_args()
+    if args.quick:
+        args.records, args.baseline_records, args.big_mb = 300, 300, 2
     with tempfile.TemporaryDirectory() as tmp:
         export, base_export = Path(tmp) / "export.jsonl", Path(tmp) / "baseline.jsonl"
         good = make_export(export, args.records, args.big_mb)

@@ -131,12 +131,15 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--overhead-calls", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3, help="throughput rounds (the median is reported)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 200 requests, one round, 30 calls per overhead round")
     args = ap.parse_args()
+    if args.quick:
+        args.requests, args.overhead_calls, args.rounds = 200, 30, 1
     base_n = args.baseline_requests or args.requests
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace.open(Path(tmp) / "ws")
         with replay_process(args.latency) as base_url:
-            layer_concurrent(ws, base_url, 256, "warm", args.concurrency)  # imports, pools, cache file
+            layer_concurrent(ws, base_url, min(256, args.requests), "warm", args.concurrency)  # imports, pools, cache file
             runs = [args.requests / layer_concurrent(ws, base_url, args.requests, f"tp{k}", args.concurrency)
                     for k in range(args.rounds)]
             layer_rps = statistics.median(runs)

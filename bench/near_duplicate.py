@@ -165,7 +165,10 @@ def main() -> None:
     ap.add_argument("--templates", type=int, default=3)
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 500 skills, 10 planted copies")
     args = ap.parse_args()
+    if args.quick:
+        args.n, args.copies = 500, 10
     items, planted = make_corpus(args.n, args.templates, args.copies, args.seed)
     print(f"{len(items)} skills from {args.templates} templates, {len(planted)} planted copies; "
           f"load average {os.getloadavg()[0]:.1f}")

@@ -100,10 +100,15 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3, help="timing rounds; the best one counts")
     ap.add_argument("--correlated", action="store_true",
                     help="one popularity for both ends of a skill (default: independent pre/post popularity)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: a graph a tenth the size, 20,000 timed paths, one round")
     args = ap.parse_args()
+    size = {}
+    if args.quick:
+        args.paths, args.nx_paths, args.budget, args.repeats = 20_000, 500, 2_000, 1
+        size = {"n_nodes": 8_200, "n_skills": 5_700, "n_bridges": 18_500, "hub_edges": (150, 600)}
 
     t0 = time.perf_counter()
-    g = make_graph(correlated=args.correlated, seed=args.seed)
+    g = make_graph(correlated=args.correlated, seed=args.seed, **size)
     deg = g.out_degree()
     indeg = np.bincount(g.dest, minlength=g.n_nodes)
     print(f"graph: {g.n_nodes} nodes, {g.n_skills} skills, {g.n_edges} transitions, "

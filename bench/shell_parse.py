@@ -6,7 +6,7 @@ the splitting alone: `pipeline.shell_syntax.simple_commands` on every shell line
 the baseline in the same run, `shlex` (what the workflow parser split with before: 2.1-2.5 s
 for the corpus, against 0.5-0.6 s for the artifact extractor). CPU seconds, best of 3.
 
-    .venv/bin/python bench/shell_parse.py [--corpus DIR]
+    .venv/bin/python bench/shell_parse.py [--corpus DIR] [--quick]
 """
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ def _shlex(line: str) -> list[str]:
         return line.split()
 
 
-def _best(fn, items) -> float:
+def _best(fn, items, repeats: int = 3) -> float:
     best = float("inf")
-    for _ in range(3):
+    for _ in range(repeats):
         t = time.process_time()
         for x in items:
             fn(x)
@@ -61,17 +61,21 @@ def _best(fn, items) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", type=Path, default=Path(__file__).resolve().parents[2] / "shared/corpora/dev")
+    ap.add_argument("--quick", action="store_true", help="smoke run: the first 100 skills, one repeat")
     args = ap.parse_args()
     paths = sorted(args.corpus.rglob("SKILL.md")) if args.corpus.is_dir() else []
-    texts = [p.read_text(errors="replace") for p in paths] or [_BODY.format(i=i, fmt="json") for i in range(1200)]
+    paths = paths[:100] if args.quick else paths
+    texts = [p.read_text(errors="replace") for p in paths] or [_BODY.format(i=i, fmt="json")
+                                                               for i in range(100 if args.quick else 1200)]
+    repeats = 1 if args.quick else 3
     lines = []
     for t in texts:
         rows = t.splitlines()
         lines += [x for _, x, lang in markdown_lines(rows, _body_start(rows), _SHELL_LANGS) if lang in _SHELL_LANGS]
-    split_s = _best(simple_commands, lines)
-    shlex_s = _best(_shlex, lines)
-    workflow_s = _best(shell_commands, texts)
-    extract_s = _best(extract, texts)
+    split_s = _best(simple_commands, lines, repeats)
+    shlex_s = _best(_shlex, lines, repeats)
+    workflow_s = _best(shell_commands, texts, repeats)
+    extract_s = _best(extract, texts, repeats)
     print(f"{len(texts)} skills, {len(lines)} shell lines: split {split_s:.3f} s CPU, shlex baseline {shlex_s:.3f} s; "
           f"shell_commands {workflow_s:.3f} s, extract {extract_s:.3f} s")
     print(f"RESULT skills={len(texts)} lines={len(lines)} split_cpu_s={split_s:.3f} shlex_cpu_s={shlex_s:.3f} "
