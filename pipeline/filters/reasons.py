@@ -56,7 +56,6 @@ _FAMILY_REASONS = {"safety": "unsafe", "dedup": "duplicate", "workflow": "no_wor
 
 # The order in which a rejected skill's reasons win, most decisive first:
 # - unsafe: a hazard is reported whatever else is wrong;
-# - duplicate: a copy is dropped even when it is otherwise fine;
 # - os, gui: the skill cannot run on a headless Linux machine at all;
 # - not_terminal_work: the work itself is not done in a shell, whatever it would use;
 # - paid_service, needs_network_service, needs_account: what the tool needs from outside:
@@ -64,8 +63,11 @@ _FAMILY_REASONS = {"safety": "unsafe", "dedup": "duplicate", "workflow": "no_wor
 #   so the server is the cause); then an identity with a vendor. These are properties of
 #   the tool: a fuller text would not fix them;
 # - no_workflow last: it is a property of this text, and the one cause left when nothing
-#   else is wrong (hand labels name the outside need first when both hold).
-PRIORITY = REASONS
+#   else is wrong (hand labels name the outside need first when both hold);
+# - duplicate after all: a copy is dropped even when it is otherwise fine, but a copy that is
+#   also unfit shows what is unfit (the labelling brief calls duplicate "rarely usable" as a
+#   label: a person judges the content). REASONS keeps its order for the judge's vocabulary.
+PRIORITY = tuple(r for r in REASONS if r != "duplicate") + ("duplicate",)
 
 
 # The LLM judge (pipeline/filters/llm_judge.py) gives a reason per verdict: its evidence starts

@@ -46,3 +46,10 @@ def test_primary_reason_follows_the_fixed_priority_and_failures_beat_warnings():
         "needs_network_service"
     verdict = FilterVerdict(skill_id="s", rule="executable.paid_service", outcome="fail", evidence="x")
     assert reasons.primary_reason([verdict, ("needs.network_service", "fail")]) == "paid_service"
+
+
+def test_a_duplicate_that_is_also_unfit_shows_what_is_unfit():
+    assert reasons.primary_reason([("dedup.near_duplicate", "fail"), ("workflow.steps", "fail")]) == "no_workflow"
+    assert reasons.primary_reason([("dedup.near_duplicate", "fail"), ("needs.account", "fail")]) == "needs_account"
+    assert reasons.primary_reason([("dedup.near_duplicate", "fail"), ("executable.os", "pass")]) == "duplicate"
+    assert reasons.primary_reason([("dedup.near_duplicate", "fail"), ("safety.destructive", "fail")]) == "unsafe"
