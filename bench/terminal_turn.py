@@ -81,7 +81,10 @@ def bare_exec(box, n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", type=int, default=20)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 2 turns")
     args = ap.parse_args()
+    if args.quick:
+        args.turns = 2
     engine = Engine()
     with engine.container(base_image_name(), Limits()) as box:
         floor = bare_exec(box, args.turns)

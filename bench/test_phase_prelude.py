@@ -49,7 +49,10 @@ def before(box) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--tries", type=int, default=10)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 try of each way")
     args = ap.parse_args()
+    if args.quick:
+        args.tries = 1
     engine = Engine()
     tc = toolchain.ensure(engine)
     times: dict[str, list[float]] = {"merged": [], "separate": [], "before": [], "bare": []}
