@@ -127,3 +127,16 @@ def test_a_server_that_refuses_streaming_is_asked_again_whole(server, workspace)
     assert res.text == "ok" and res.attempts == 2
     assert [b.get("stream") for b in server.stats.bodies] == [True, None]
     assert [r[0] for r in _rows(client, workspace)] == ["StreamingUnsupported", None]
+
+
+def test_a_whole_request_that_times_out_is_not_asked_again_from_scratch(server, workspace):
+    # Without streaming the timeout is on length: the server was working on the answer, and
+    # asking again would only start it over (issue 26: nine cancelled calls, none stored).
+    server.inject("stream_refused")
+    server.inject("delay", delay_s=2.0)
+    client = _client(server, workspace, timeout_s=0.3, max_retries=3)
+    with pytest.raises(LLMCallError) as info:
+        asyncio.run(client.complete(stage="s", item="i", messages=MSG))
+    assert info.value.error_class == "APITimeoutError" and info.value.endpoint_fault
+    assert server.stats.chat_requests == 2  # the refused stream, then one whole request
+    assert [r[0] for r in _rows(client, workspace)] == ["StreamingUnsupported", "APITimeoutError"]
