@@ -63,3 +63,32 @@ def category_coverage(task_categories: Iterable[Iterable[str]], categories: Sequ
 def categories_due(accepted_per_category: Mapping[str, int], at_least: int = 10) -> tuple[str, ...]:
     """The categories with at least `at_least` accepted skills: those a large batch should cover."""
     return tuple(sorted(c for c, n in accepted_per_category.items() if n >= at_least))
+
+
+RUBRIC = (2, 1, 0)   # pipeline.synth.fidelity_rubric.SCORES: exercises / shares a tool or format / unrelated
+
+
+@dataclass(frozen=True)
+class RubricFigures:
+    steps: int                       # steps with a rubric score
+    counts: dict[int, int]           # score -> steps
+    shares: dict[int, float]         # score -> share of the scored steps (0.0 for none)
+    unscored: int                    # records written before the rubric (no `score`)
+
+
+def rubric_figures(tasks: Iterable[Sequence[Mapping]]) -> RubricFigures:
+    """The rubric's distribution over the tasks' step records (`score` 0/1/2). A score outside the
+    rubric is an error naming the task and step; a record without one is counted as unscored."""
+    counts: Counter[int] = Counter({s: 0 for s in RUBRIC})
+    unscored = 0
+    for t, steps in enumerate(tasks, 1):
+        for step in steps:
+            score = step.get("score")
+            if score is None:
+                unscored += 1
+                continue
+            if score not in RUBRIC:
+                raise ValueError(f"task {t}, step {step.get('step', '?')}: rubric score {score!r} is not 0, 1 or 2")
+            counts[score] += 1
+    total = sum(counts.values())
+    return RubricFigures(total, dict(counts), {s: counts[s] / total if total else 0.0 for s in RUBRIC}, unscored)

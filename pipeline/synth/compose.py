@@ -294,7 +294,7 @@ def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recip
                             "\n".join(f.solve for f in frags) + "\n" + frag.solve, frag.output)
         built.append((recipe, adapters, frag))
         ctx.fidelity.append(step_fidelity(k, step.skill_id, step.skill_name, recipe, frag.solve, read, out,
-                                          step.parts))
+                                          step.parts, step.description))
         used.append(recipe.name)
         art = frag.output
     return ctx, built
@@ -305,13 +305,6 @@ def _difficulty(built) -> str:
     if score <= 3:
         return "easy"
     return "medium" if score <= 6 else "hard"
-
-
-def _first_sentence(text: str, limit: int = 160) -> str:
-    text = re.sub(r"\s+", " ", (text or "").replace("`", "'")).strip()
-    m = re.match(r"(.+?[.!?])(\s|$)", text)
-    text = m.group(1) if m else text
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def task_id_for(steps: list[PathStep], seed: int, base_image: str) -> str:
@@ -352,14 +345,7 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     category = planned[0][1]
     difficulty = _difficulty(built)
 
-    # instruction.md: only the skills a step really uses (a tool or a state kind of it)
-    skills, seen = [], set()
-    for (s, cat), fid in zip(planned, ctx.fidelity):
-        if s.skill_id in seen or fid.fidelity == "category-only":
-            continue
-        seen.add(s.skill_id)
-        desc = _first_sentence(s.description)
-        skills.append(f"**{s.skill_name.strip() or s.skill_id}** ({cat})" + (f": {desc}" if desc else ""))
+    skills = layout.claimed_skills([s for s, _ in planned], [c for _, c in planned], ctx.fidelity)
     titles = [f.title for _, _, f in built]
     title = task_title(titles)
     sections = [(f.title, f.intro, f.checks) for _, _, f in built]

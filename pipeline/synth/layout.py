@@ -6,6 +6,7 @@ import hashlib
 import random
 import re
 
+from .fidelity_rubric import usage_phrase
 from .recipes.base import Check
 from .test_sh import TEST_SH
 
@@ -328,6 +329,35 @@ def names_unmade(intro: str, known: set[str]) -> bool:
                    for q in known):
             return True
     return False
+
+
+def _first_sentence(text: str, limit: int = 160) -> str:
+    text = re.sub(r"\s+", " ", (text or "").replace("`", "'")).strip()
+    m = re.match(r"(.+?[.!?])(\s|$)", text)
+    text = m.group(1) if m else text
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def claimed_skills(steps: list, categories: list[str], fidelity: list) -> list[str]:
+    """instruction.md's skills list (`render_instruction`'s `skills`): only the skills a step
+    exercises (rubric score 2), each with the steps that use it and how; a step below 2 is
+    connective and claims no skill. `steps`: the composed PathSteps, `fidelity` their StepFidelity."""
+    steps_of: dict[str, list] = {}
+    first: dict[str, tuple] = {}
+    for s, cat, fid in zip(steps, categories, fidelity):
+        if fid.claims:
+            steps_of.setdefault(s.skill_id, []).append(fid)
+            first.setdefault(s.skill_id, (s, cat))
+    out = []
+    for sid, fids in steps_of.items():
+        s, cat = first[sid]
+        desc = _first_sentence(s.description)
+        ks = [str(f.step) for f in fids]
+        where = f"step {ks[0]}" if len(ks) == 1 else "steps " + ", ".join(ks[:-1]) + f" and {ks[-1]}"
+        hows = " and ".join(dict.fromkeys(usage_phrase(f.evidence) for f in fids))
+        out.append(f"**{s.skill_name.strip() or sid}** ({cat}), used in {where} ({hows})"
+                   + (f": {desc}" if desc else ""))
+    return out
 
 
 def render_instruction(title: str, skills: list[str], sections: list[tuple[str, str, list[Check]]], *,

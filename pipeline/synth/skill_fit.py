@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pipeline.shell_syntax import script_commands
 
@@ -281,16 +281,35 @@ class StepFidelity:
     tools_used: tuple[str, ...] = ()
     kinds_used: tuple[str, ...] = ()
     fidelity: str = "category-only"     # one of FIDELITIES
+    score: int = 0                      # the rubric (pipeline.synth.fidelity_rubric): 2 claims the skill
+    evidence: dict = field(default_factory=dict)   # RubricScore.evidence(): via, uses, both quotes, note
+
+    @property
+    def claims(self) -> bool:
+        """A step claims its skill only at 2; below it the step is connective (no skill claim)."""
+        from .fidelity_rubric import CLAIMED_AT   # the rubric module reads this one's tool lists
+        return self.score >= CLAIMED_AT
 
     def as_dict(self) -> dict:
         return {"step": self.step, "skill_id": self.skill_id, "skill_name": self.skill_name, "recipe": self.recipe,
-                "tools_used": list(self.tools_used), "kinds_used": list(self.kinds_used), "fidelity": self.fidelity}
+                "tools_used": list(self.tools_used), "kinds_used": list(self.kinds_used), "fidelity": self.fidelity,
+                "score": self.score, "evidence": dict(self.evidence) or None}
+
+
+def rubric_fidelity(step: int, skill_id: str, skill_name: str, recipe: str, solve: str, parts: SkillParts,
+                    tools: list[str], kinds: list[str], description: str = "") -> StepFidelity:
+    """One step's record: what it shares with its skill (level) and the rubric score with evidence."""
+    from .fidelity_rubric import score_step, teaching   # the rubric module reads this one's tool lists
+    level = "tool" if set(tools) - WEAK_TOOLS else "artifact" if kinds else "category-only"
+    teach = teaching(parts.body, skill_name, description, tuple(parts.tools))
+    rs = score_step(solve, teach, shared_tools=tools, shared_kinds=kinds)
+    return StepFidelity(step, skill_id, skill_name, recipe, tuple(tools), tuple(kinds), level, rs.score,
+                        rs.evidence())
 
 
 def step_fidelity(step: int, skill_id: str, skill_name: str, recipe: Recipe, solve: str,
-                  read: Artifact | None, left: Artifact, parts: SkillParts) -> StepFidelity:
+                  read: Artifact | None, left: Artifact, parts: SkillParts, description: str = "") -> StepFidelity:
     tools = sorted(parts.evidence_tools & solution_commands(solve))
     kinds = sorted(parts.kinds & (artifact_kinds(read) | artifact_kinds(left) | set(recipe.kinds)))
-    level = "tool" if set(tools) - WEAK_TOOLS else "artifact" if kinds else "category-only"
-    return StepFidelity(step, skill_id, skill_name, recipe.name, tuple(tools), tuple(kinds), level)
+    return rubric_fidelity(step, skill_id, skill_name, recipe.name, solve, parts, tools, kinds, description)
 

@@ -107,7 +107,7 @@ def test_tasks_export_rows_carry_steps_with_skill_ids(graph_workspace, tmp_path)
         assert [s["skill_id"] for s in row["steps"]][:len(t.skill_ids)] == t.skill_ids
         assert [s["skill_name"] for s in row["steps"]][:len(t.skill_ids)] == t.skill_names
         assert [s["recipe"] for s in row["steps"]][:2] == ["log-analysis", "text-file"]
-        assert all(s["fidelity"] is None for s in row["steps"])
+        assert all(s["fidelity"] is None and s["score"] is None and s["evidence"] is None for s in row["steps"])
         assert [s["step"] for s in row["steps"]] == list(range(1, len(row["steps"]) + 1))
 
     out = tmp_path / "tasks.jsonl"

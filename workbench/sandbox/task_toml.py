@@ -17,8 +17,19 @@ SCHEMA_VERSION = "1.4"
 NAME_PATTERN = re.compile(r"^[a-z0-9][a-z0-9._-]*/[a-z0-9][a-z0-9._-]*$")
 
 
+class RubricEvidence(BaseModel):
+    """Why a step has its rubric score (pipeline.synth.fidelity_rubric): how it meets the skill
+    (`via`), what it uses of it, and at 2 the SKILL.md line and the solution line, both verbatim."""
+    via: Literal["script", "command", "tool", "kind", "none"]
+    uses: str = ""              # the bundled script, "tool subcommand", or the shared tools / kinds
+    skill_quote: str = ""
+    solution_quote: str = ""
+    note: str = ""
+
+
 class StepFidelity(BaseModel):
-    """Which skill a composed step serves and what of it the step's solution uses."""
+    """Which skill a composed step serves and what of it the step's solution uses. The step claims
+    its skill only at rubric score 2; below it the step is connective."""
     step: int
     skill_id: str
     skill_name: str = ""
@@ -26,6 +37,8 @@ class StepFidelity(BaseModel):
     tools_used: list[str] = Field(default_factory=list)    # the skill's tools the solution runs
     kinds_used: list[str] = Field(default_factory=list)    # the skill's state kinds the step reads or writes
     fidelity: Literal["tool", "artifact", "category-only"]
+    score: Literal[0, 1, 2] | None = None    # the fidelity rubric; None on a task made before it
+    evidence: RubricEvidence | None = None
 
 
 class TaskMetadata(BaseModel):

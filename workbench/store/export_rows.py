@@ -45,6 +45,8 @@ class TaskStep:
     fidelity: str | None    # tool | artifact | category-only; None when not composed or not recorded
     tools_used: list[str] | None = None   # the skill's tools the step's solution runs
     kinds_used: list[str] | None = None   # the skill's state kinds the step reads or writes
+    score: int | None = None              # the fidelity rubric: 2 exercises the skill, 1 shares a tool or format, 0 not
+    evidence: dict | None = None          # why: via, uses, skill_quote, solution_quote, note
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,8 @@ def _fidelity_of(stored: str | None, step: int) -> dict | None:
 def _step(k: int, skill_id: str, skill_name: str | None, recipe: str | None, fid: dict | None) -> TaskStep:
     if fid is None:
         return TaskStep(k, skill_id, skill_name, recipe, None)
-    return TaskStep(k, skill_id, skill_name, recipe, fid["fidelity"], list(fid["tools_used"]), list(fid["kinds_used"]))
+    return TaskStep(k, skill_id, skill_name, recipe, fid["fidelity"], list(fid["tools_used"]), list(fid["kinds_used"]),
+                    fid.get("score"), fid.get("evidence"))
 
 
 def _pair_steps(skill_ids: list[str], recipes: list[str]) -> list[tuple[str, str | None]]:

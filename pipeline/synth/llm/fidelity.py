@@ -11,7 +11,7 @@ from pipeline.artifacts.vocabulary import kind_of_file
 from pipeline.shell_syntax import STEP_MARK
 from pipeline.synth.llm.models import Plan
 from pipeline.synth.protocol import PathContext
-from pipeline.synth.skill_fit import WEAK_TOOLS, StepFidelity, solution_commands
+from pipeline.synth.skill_fit import StepFidelity, rubric_fidelity, solution_commands
 
 
 def recipe_of(skill_name: str) -> str:
@@ -47,7 +47,7 @@ def step_fidelities(path: PathContext, plan: Plan, solve_sh: str, made: set[str]
         handed = {h.path for h in plan.handoffs if k in (h.from_step, h.to_step)}
         initial = set(plan.initial_files) if k == 1 else set()
         kinds = sorted(s.parts.kinds & _kinds_of(handed | initial | set(made)))
-        level = "tool" if set(tools) - WEAK_TOOLS else "artifact" if kinds else "category-only"
         name = s.skill_name.strip() or s.skill_id
-        out.append(StepFidelity(k, s.skill_id, name, recipe_of(name), tuple(tools), tuple(kinds), level))
+        out.append(rubric_fidelity(k, s.skill_id, name, recipe_of(name), parts.get(k, ""), s.parts, tools, kinds,
+                                   s.description))
     return out

@@ -123,8 +123,24 @@ def scripted_task(path: PathContext, *, seed: int = 0, base_image: str = "base",
         text = "\n".join(x for x in instruction.text.splitlines() if f"`{INPUT_DIR}`" not in x)
         instruction = instruction.model_copy(update={"text": text})
     skills = "\n".join(_SKILL_BULLET.findall(instruction.text))
+    if not skills:
+        instruction, skills = _naming_the_skills(instruction, path)
     return ScriptedTask(_plan(path, task, instruction, manifest, tests.test_py), manifest, instruction,
                         solution, tests, skills)
+
+
+def _naming_the_skills(instruction: M.Instruction, path: PathContext) -> tuple[M.Instruction, str]:
+    """The offline instruction lists only the skills a step scores 2 on (often none); an LLM's
+    instruction names the path's skills, as the planner is asked to, so the scripted one does too
+    (before the first step), and the judge's exercises_skills has a block to look for."""
+    names = dict.fromkeys((sc.step.skill_name.strip() or sc.step.skill_id, sc.step.description.strip())
+                          for sc in path.steps)
+    first = {n: d.splitlines()[0].split(". ")[0].rstrip(".") for n, d in names if d}
+    block = "\n".join(f"- **{n}**" + (f": {first[n]}." if n in first else "") for n, _ in names)
+    text = instruction.text
+    at = text.find("## Step ")
+    text = text[:at] + f"Skills in play:\n\n{block}\n\n" + text[at:] if at >= 0 else f"{text}\n\n{block}\n"
+    return instruction.model_copy(update={"text": text}), block
 
 
 # --- broken artifacts (one per fault) -------------------------------------------------------------

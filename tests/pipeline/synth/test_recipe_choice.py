@@ -3,6 +3,8 @@ names before its category, a skill nothing fits is reported (never substituted),
 step records what of its skill it uses (skill_fidelity)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from pipeline.synth import recipes as R
@@ -117,12 +119,35 @@ def test_a_skill_with_no_evidence_and_no_known_category_is_reported():
         synthesize_task([vague, plain("git")], 1, BASE)
 
 
-def test_instruction_lists_only_the_skills_a_step_uses():
-    jq = step("jq-reshape", "data-processing", ("jq",))
-    task = synthesize_task([jq, plain("text-processing")], 4, BASE)
+JQ_SKILL_MD = """---
+name: jq-reshape
+description: Reshape JSON Lines records with jq.
+---
+```bash
+jq -r -s 'sort_by(.id)[] | [.id, .name] | @csv' records.jsonl > out.csv
+```
+"""
+
+
+def test_instruction_lists_only_the_skills_a_step_exercises_and_how():
+    """Issue 24 item 4: "Skills in play" names a skill only where a step scores 2 on the rubric (here
+    the jq family runs the documented `jq -r`), and says which step uses it and how; a skill the step
+    only shares a tool with (jq, undocumented) or serves by category is connective: no claim."""
+    documented = replace(step("jq-reshape", "data-processing", ("jq",)),
+                         parts=SkillParts(tools=("jq",), body=JQ_SKILL_MD))
+    task = synthesize_task([documented, plain("text-processing")], 4, BASE)
+    assert [f.score for f in task.fidelity] == [2, 0]
     instruction = task.bundle.text("instruction.md")
-    assert "**jq-reshape**" in instruction
+    listed = [ln for ln in instruction.splitlines() if ln.startswith("- **")]
+    assert listed == ["- **jq-reshape** (data-processing), used in step 1 (`jq` as its SKILL.md documents it): "
+                      "jq-reshape does its work."]
     assert "plain text-processing" not in instruction     # served by category alone: not claimed as exercised
+
+    undocumented = step("jq-reshape", "data-processing", ("jq",))     # shares the tool, teaches nothing checkable
+    task = synthesize_task([undocumented, plain("text-processing")], 4, BASE)
+    assert task.fidelity[0].fidelity == "tool" and task.fidelity[0].score == 1
+    assert "**jq-reshape**" not in task.bundle.text("instruction.md")
+    assert not any(ln.startswith("- **") for ln in task.bundle.text("instruction.md").splitlines())
 
 
 def test_skill_fidelity_is_written_into_task_toml():
@@ -136,6 +161,11 @@ def test_skill_fidelity_is_written_into_task_toml():
     assert [f["recipe"] for f in got] == task.recipes
     assert got[0]["fidelity"] == "tool" and got[0]["tools_used"] == ["jq"]
     assert got[2]["fidelity"] == "category-only"
+    # every step carries its rubric score and evidence (no SKILL.md text here: a shared tool is 1)
+    assert [f["score"] for f in got] == [1, 1, 0]
+    assert got[0]["evidence"]["via"] == "tool" and got[0]["evidence"]["uses"] == "jq"
+    assert got[2]["evidence"] == {"via": "none", "uses": "", "skill_quote": "", "solution_quote": "",
+                                  "note": "nothing of the skill in this step"}
 
 
 def test_parts_choose_the_family_but_the_same_path_still_gives_the_same_bytes():

@@ -10,8 +10,12 @@ from pipeline.synth.skill_fit import SkillParts
 BASE = "workbench/base:latest"
 
 
-# Skills with evidence (a log read, sqlite3 run), so the instruction lists them as exercised.
-PARTS = {"log-analysis": SkillParts(consumes=("log-file",)), "databases": SkillParts(tools=("sqlite3",))}
+# Skills with evidence (a log read, sqlite3 run); the sqlite3 one documents the command its family
+# runs (rubric score 2), so the instruction lists it as exercised.
+SQLITE_MD = ("Load, then export a report:\n\n```bash\nsqlite3 app.db '.import --csv t.csv t'\n"
+             "sqlite3 -header -csv app.db 'SELECT * FROM t;'\n```\n")
+PARTS = {"log-analysis": SkillParts(consumes=("log-file",)),
+         "databases": SkillParts(tools=("sqlite3",), body=SQLITE_MD)}
 
 
 def steps(tag: str = "p", anchors: str = "sc") -> list[PathStep]:

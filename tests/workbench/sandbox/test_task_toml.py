@@ -55,13 +55,19 @@ def test_bad_limits_are_refused_with_the_key_and_value(section, key, value, says
 
 
 def test_skill_fidelity_round_trips_as_inline_tables_and_a_bad_level_says_where():
+    evidence = {"via": "command", "uses": "xz", "skill_quote": 'tar -cJf "out dir".tar.xz src/',
+                "solution_quote": "tar -cJf /app/out/a.tar.xz a", "note": "runs the documented `xz -J`"}
     steps = [{"step": 1, "skill_id": "s1", "skill_name": 'zstd "fast" mode', "recipe": "archive-pack",
-              "tools_used": ["tar", "xz"], "kinds_used": ["tar-archive"], "fidelity": "tool"},
-             {"step": 2, "skill_id": "s2", "skill_name": "", "recipe": "git-publish-tag",
+              "tools_used": ["tar", "xz"], "kinds_used": ["tar-archive"], "fidelity": "tool",
+              "score": 2, "evidence": evidence},
+             {"step": 2, "skill_id": "s2", "skill_name": "", "recipe": "git-publish-tag",   # made before the rubric
               "tools_used": [], "kinds_used": [], "fidelity": "category-only"}]
     text = render(TaskToml(name="workbench/x", metadata=TaskMetadata(category="git", skill_fidelity=steps)))
     assert tomllib.loads(text)["metadata"]["skill_fidelity"] == steps        # plain TOML readers see it too
-    assert [s.model_dump() for s in parse(text).metadata.skill_fidelity] == steps
+    assert [s.model_dump(exclude_none=True) for s in parse(text).metadata.skill_fidelity] == steps
+    assert parse(text).metadata.skill_fidelity[1].score is None
+    with pytest.raises(ValueError, match=r"\[metadata\] skill_fidelity\[1\]\.score Input should be 0, 1 or 2"):
+        parse(text.replace('"score" = 2', '"score" = 3'))
     bad = text.replace('"fidelity" = "category-only"', '"fidelity" = "exact"')
     with pytest.raises(ValueError, match=r"task.toml: \[metadata\] skill_fidelity\[2\]\.fidelity Input should be"):
         parse(bad)

@@ -68,7 +68,10 @@ def test_task_steps_carry_the_skill_fidelity_the_synthesizer_recorded(demo_works
     got = [(s.skill_id, s.recipe, s.fidelity, s.tools_used, s.kinds_used) for s in rows[task.task_id].steps]
     assert got == [(f["skill_id"], f["recipe"], f["fidelity"], f["tools_used"], f["kinds_used"]) for f in recorded]
     assert got[0][2] == "tool" and got[0][3] == ["jq"] and got[1][2] == "category-only"
-    assert all(s.fidelity is None and s.tools_used is None for s in rows["older"].steps)
+    # the rubric score and its evidence travel too (issue 24): jq shared, nothing documented, so 1
+    assert [(s.score, s.evidence) for s in rows[task.task_id].steps] == [(f["score"], f["evidence"]) for f in recorded]
+    assert rows[task.task_id].steps[0].score == 1 and rows[task.task_id].steps[0].evidence["via"] == "tool"
+    assert all(s.fidelity is None and s.tools_used is None and s.score is None for s in rows["older"].steps)
 
 
 def test_skill_rows_name_a_reason_only_for_skills_that_are_not_accepted(demo_workspace):

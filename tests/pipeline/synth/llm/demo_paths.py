@@ -1,5 +1,6 @@
 """Demo paths whose offline task is the scripted LLM reply: chosen so that every step of it runs
-a tool of its skill (so an LLM-built task made from those replies can be asked to reflect its skills)."""
+a tool of its skill (so an LLM-built task made from those replies can be asked to reflect its skills;
+the scripted instruction names the path's skills, pipeline.synth.llm.scripted)."""
 from __future__ import annotations
 
 from pipeline.synth.compose import synthesize_task
@@ -11,7 +12,7 @@ from workbench.workspace import Workspace
 
 def tool_paths(ws: Workspace, n: int, *, steps: int = 2) -> dict[str, PathContext]:
     """The first `n` paths of one sample batch with `steps` steps (distinct skill chains) whose
-    offline task uses a tool of every step's skill and names its skills."""
+    offline task uses a tool of every step's skill."""
     for batch in graph_store.sample_batches(ws.db)["batch_id"]:
         out = _tool_paths_of(ws, batch, n, steps)
         if len(out) == n:
@@ -34,7 +35,7 @@ def _tool_paths_of(ws: Workspace, batch: str, n: int, steps: int) -> dict[str, P
             task = synthesize_task(ctx.path_steps, 0, "base", path_id=pid)
         except Exception:
             continue
-        if all(f.fidelity == "tool" for f in task.fidelity) and "- **" in task.bundle.text("instruction.md"):
+        if all(f.fidelity == "tool" for f in task.fidelity):
             out[pid] = ctx
             chains.add(chain)
         if len(out) == n:
