@@ -1,14 +1,17 @@
-"""What the sealed test phase costs per task (issue 11.1-11.3, 10.14).
+"""What the sealed test phase costs per task (issue 11.1-11.3, 10.14, 27.1).
 
-For each of N synthesized tasks (built once, untimed), the oracle check runs twice in the
+For each of N synthesized tasks (built once, untimed), the oracle check runs three times in the
 same process, alternating: sealed (`pipeline.verify.docker_checks.check_oracle`: strays
 stopped twice, verifier folders emptied, test.sh on the read-only toolchain, the tests'
-traces compared through two snapshots) and plain, the flow before (solution, tests copied
+traces compared through two snapshots; the tests' programs the image's copies in the
+toolchain), sealed on the container's programs (the same, with the PATH before issue 27.1:
+what running the image's copies adds) and plain, the flow before (solution, tests copied
 in, `bash /tests/test.sh` on the container's own bash, verifier folder read). The toolchain
 volume exists before timing (it is built once per base image; the first build's time is
 printed when this run makes it).
 
-Last line: ``RESULT sealed_s_per_task=… plain_s_per_task=… overhead_s_per_task=… overhead_ratio=… n_tasks=…``
+Last line: ``RESULT sealed_s_per_task=… plain_s_per_task=… overhead_s_per_task=… overhead_ratio=…
+pristine_programs_s_per_task=… n_tasks=…``
 """
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ import argparse
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -40,6 +44,23 @@ def plain_oracle(engine: Engine, image: str, bundle, cfg) -> float:
     return time.monotonic() - t0
 
 
+@contextmanager
+def container_programs():
+    """The tests' PATH and git variables as before issue 27.1: the container's own programs."""
+    saved = toolchain.PATH, toolchain.PRISTINE_ENV
+    toolchain.PATH = f"{toolchain.ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    toolchain.PRISTINE_ENV = {}
+    try:
+        yield
+    finally:
+        toolchain.PATH, toolchain.PRISTINE_ENV = saved
+
+
+def sealed_on_container_programs(engine: Engine, image: str, bundle, cfg) -> float:
+    with container_programs():
+        return check_oracle(engine, image, bundle, cfg).seconds
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=6)
@@ -55,23 +76,24 @@ def main() -> None:
         _, res = check_build(engine, bundle, cfg, 1.0)
         if res.ok:
             tasks.append((slug, bundle, cfg, res.image, not res.cached))
-    sealed, plain = [], []
+    times: dict[str, list[float]] = {"sealed": [], "container": [], "plain": []}
     try:
         for r in range(args.rounds):
             for slug, bundle, cfg, image, _ in tasks:
                 # Alternate the order so machine load falls on both alike.
-                pair = [("sealed", lambda: check_oracle(engine, image, bundle, cfg).seconds),
+                arms = [("sealed", lambda: check_oracle(engine, image, bundle, cfg).seconds),
+                        ("container", lambda: sealed_on_container_programs(engine, image, bundle, cfg)),
                         ("plain", lambda: plain_oracle(engine, image, bundle, cfg))]
-                for name, fn in (pair if r % 2 == 0 else pair[::-1]):
-                    (sealed if name == "sealed" else plain).append(fn())
-                print(f"round {r + 1} {slug}: sealed {sealed[-1]:.2f} s, plain {plain[-1]:.2f} s", flush=True)
+                for name, fn in (arms if r % 2 == 0 else arms[::-1]):
+                    times[name].append(fn())
+                print(f"round {r + 1} {slug}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()), flush=True)
     finally:
         for *_, image, built_here in tasks:
             if built_here:     # images another run made stay
                 engine.remove_image(image)
-    s, p = statistics.median(sealed), statistics.median(plain)
+    s, c, p = (statistics.median(times[k]) for k in ("sealed", "container", "plain"))
     print(f"RESULT sealed_s_per_task={s:.2f} plain_s_per_task={p:.2f} overhead_s_per_task={s - p:.2f} "
-          f"overhead_ratio={s / p:.2f} n_tasks={len(tasks)}")
+          f"overhead_ratio={s / p:.2f} pristine_programs_s_per_task={s - c:.2f} n_tasks={len(tasks)}")
 
 
 if __name__ == "__main__":
