@@ -65,7 +65,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=6)
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="smoke run: 1 synthesized task, 1 round")
     args = ap.parse_args()
+    if args.quick:
+        args.tasks, args.rounds = 1, 1
     engine = Engine()
     t0 = time.monotonic()
     toolchain.ensure(engine)
