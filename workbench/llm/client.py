@@ -28,7 +28,7 @@ from workbench.llm.cache import CachedResponse, ResponseCache, cache_key
 from workbench.llm.call_log import CallLog, CallRecord
 from workbench.llm.context_window import ContextWindow, discover, estimate_prompt_tokens, overflow
 from workbench.llm.settings import LLMSettings
-from workbench.llm.stream import (IDLE_TIMEOUT, REPETITION, NotStreamed, Reply, post_streamed, post_whole,
+from workbench.llm.stream import (CANCELLED, IDLE_TIMEOUT, REPETITION, NotStreamed, Reply, post_streamed, post_whole,
                                   refuses_streaming, reply_from_completion)
 
 # json.JSONDecodeError: a 200 whose body is not JSON (a proxy's error page, a cut-off reply).
@@ -208,6 +208,13 @@ class LLMClient:
                 raise LLMCallError(f"{stage}/{item}: {too_long}", error_class=PROMPT_TOO_LONG, attempts=attempts)
             try:
                 reply = await self._send(client, kwargs, estimate)
+            except asyncio.CancelledError as exc:
+                # Stored before the cancellation goes on: a stopped batch still shows what it spent.
+                partial = getattr(exc, "partial", None)
+                self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=CANCELLED,
+                             prompt_tokens=partial.prompt_tokens if partial else estimate,
+                             completion_tokens=partial.completion_tokens if partial else 0)
+                raise
             except openai.BadRequestError as exc:
                 if schema is not None and self._json_schema_ok and "response_format" in str(exc):
                     # The endpoint has no json_schema mode: fall back to JSON mode + validation.

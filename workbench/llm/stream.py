@@ -26,6 +26,7 @@ except ImportError:  # pragma: no cover
 
 IDLE_TIMEOUT = "idle_timeout"
 REPETITION = "repetition"
+CANCELLED = "cancelled"
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Reply:
     completion_tokens: int
     model: str | None
     finish_reason: str | None
-    cut: str | None = None          # IDLE_TIMEOUT or REPETITION: the answer was stopped here
+    cut: str | None = None          # IDLE_TIMEOUT, REPETITION or CANCELLED: the answer was stopped here
     streamed: bool = True
     waited_first_s: float | None = None  # until the first chunk (queue + prompt processing)
 
@@ -111,6 +112,10 @@ async def post_streamed(client: openai.AsyncOpenAI, body: dict, *, prompt_estima
                     break
     except TimeoutError:
         cut = IDLE_TIMEOUT
+    except asyncio.CancelledError as exc:  # the caller stopped (Ctrl-C, a batch cancelled): say how far it got
+        exc.partial = Reply("".join(parts), int(usage.get("prompt_tokens") or 0) or prompt_estimate,
+                            chunks_with_text, model, finish, cut=CANCELLED, waited_first_s=waited_first)
+        raise
     finally:
         if stream is not None:
             await stream.close()  # the server stops generating for a closed connection

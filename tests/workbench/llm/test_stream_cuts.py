@@ -140,3 +140,20 @@ def test_a_whole_request_that_times_out_is_not_asked_again_from_scratch(server, 
     assert info.value.error_class == "APITimeoutError" and info.value.endpoint_fault
     assert server.stats.chat_requests == 2  # the refused stream, then one whole request
     assert [r[0] for r in _rows(client, workspace)] == ["StreamingUnsupported", "APITimeoutError"]
+
+
+def test_a_call_cancelled_mid_stream_is_stored_with_what_it_produced(server, workspace):
+    server.add_rule(Rule(match="story", reply=WORDS))
+    server.inject("slow_stream", pause_s=0.1)  # 4 s in all
+    client = _client(server, workspace)
+
+    async def stop_after_a_while():
+        task = asyncio.create_task(client.complete(stage="s", item="i", messages=MSG))
+        await asyncio.sleep(1.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    asyncio.run(stop_after_a_while())
+    [(reason, completion, prompt)] = _rows(client, workspace)
+    assert reason == "cancelled" and 1 <= completion < 40 and prompt > 0
+    assert _wait_hung_up(server) == 1
