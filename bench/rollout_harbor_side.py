@@ -4,6 +4,7 @@ trials (wall time, rewards, errors, mean seconds per phase, agent turns)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import statistics
 import subprocess
@@ -36,12 +37,29 @@ class HarborRun:
     turns: float
 
 
-def harbor_dataset(bundles: list[tuple[str, TaskBundle]], folder: Path) -> Path:
-    """The same tasks as Harbor task folders (`harbor run -p` reads a folder of them)."""
+def harbor_dataset(bundles: list[tuple[str, TaskBundle]], folder: Path,
+                   images: dict[str, str] | None = None) -> Path:
+    """The same tasks as Harbor task folders (`harbor run -p` reads a folder of them). With
+    `images` (slug -> a tag already on the engine), each task.toml names its image as
+    `[environment] docker_image`: Harbor then starts the trial from that prebuilt image (its
+    compose file for prebuilt images; no `compose build` in the timed trial, and `down --rmi
+    local` leaves a tagged image alone), as ours start from the images built before timing."""
     shutil.rmtree(folder, ignore_errors=True)
     for slug, bundle in bundles:
         write_bundle(bundle, folder / slug)
+        if images is not None:
+            _name_prebuilt_image(folder / slug / "task.toml", images[slug])
     return folder
+
+
+def _name_prebuilt_image(task_toml: Path, image: str) -> None:
+    text = task_toml.read_text()
+    line = f"docker_image = {json.dumps(image)}"
+    if re.search(r"^\[environment\]\s*$", text, flags=re.M):
+        text = re.sub(r"^\[environment\]\s*$", lambda m: f"[environment]\n{line}", text, count=1, flags=re.M)
+    else:
+        text = text.rstrip("\n") + f"\n\n[environment]\n{line}\n"
+    task_toml.write_text(text)
 
 
 def run_harbor(dataset: Path, k: int, concurrency: int, jobs_dir: Path, base_url: str,

@@ -17,9 +17,10 @@ a test double, not an LLM). Both sides run with no response cache.
 - Harbor: one `harbor run -c JOB.json -y` job (Harbor 0.26 in .harbor-venv, environment as
   pipeline/export/harbor_runner.py sets it: DOCKER_BUILDKIT=0, LITELLM_LOCAL_MODEL_COST_MAP,
   HARBOR_TELEMETRY=0) with agent `terminus-2`, model `openai/scripted-terminus` whose
-  `api_base` is the replay server, `n_attempts` = k, `n_concurrent_trials` = c. Harbor builds
-  each trial's environment with compose from the same local base image (its design; the phase
-  breakdown below says what that costs) and includes its CLI start-up (~5 s).
+  `api_base` is the replay server, `n_attempts` = k, `n_concurrent_trials` = c. Each task.toml
+  names the image built for ours as `[environment] docker_image` (Harbor's option for a prebuilt
+  image), so Harbor's trials start from the same prebuilt images as ours and build nothing inside
+  the timed wall; its figure includes its CLI start-up (~5 s).
 
 Offline: Harbor's tmux session installs what it misses before the agent starts. Our base image
 has tmux; the one thing it lacks is asciinema (Harbor would try `apt-get install asciinema`,
@@ -47,10 +48,12 @@ Figures: seconds per rollout each side (wall-clock over n·k at concurrency c), 
 our harness overhead per turn = sum of AgentResult.overhead_s (agent wall time less model time
 less the waits the model asked for, as the terminal measured them) over the sum of turns, also
 split into the terminal's open/close and the per-turn rest; our rollouts/min at concurrency
-1, 2, 4; Harbor's mean phase times from its trial result.json files.
+1, 2, 4; Harbor's mean phase times from its trial result.json files. The comparison (ours then
+Harbor at concurrency c) runs `--runs` times (default 3); seconds per rollout, the speedup and
+Harbor's phases are the median over the runs (each run is printed), never the best one.
 
     .venv/bin/python bench/rollout_throughput.py [--n 10] [-k 2] [-c 4] [--scaling 1,2,4]
-                                                 [--durations zero|asked] [--quick] [--keep DIR]
+                                                 [--durations zero|asked] [--runs 3] [--quick] [--keep DIR]
 
 Last line: ``RESULT speedup_vs_harbor=… overhead_ms_per_turn=… rollouts_per_min_c4=…
 ours_s_per_rollout=… harbor_s_per_rollout=… …``
@@ -74,7 +77,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from pipeline.export.harbor_runner import ensure_harbor, harbor_bin, harbor_env  # noqa: E402
-from rollout_harbor_side import harbor_dataset, run_harbor  # noqa: E402
+from rollout_harbor_side import HarborRun, harbor_dataset, run_harbor  # noqa: E402
 from verify_throughput import synthesized_bundles  # noqa: E402  (the same 10 tasks that bench uses)
 from workbench.sandbox.bundle import TaskBundle  # noqa: E402
 
@@ -206,6 +209,15 @@ def bare_exec_ms(engine, tries: int = 7) -> float:
     return 1000 * statistics.median(times)
 
 
+def median_harbor(runs: list[HarborRun]) -> HarborRun:
+    """Harbor's figures as the median over the runs: wall time, each phase, turns."""
+    keys = sorted({key for r in runs for key in r.phases})
+    return HarborRun(statistics.median(r.wall_s for r in runs), [x for r in runs for x in r.rewards],
+                     [e for r in runs for e in r.errors],
+                     {key: statistics.median(r.phases[key] for r in runs if key in r.phases) for key in keys},
+                     statistics.median(r.turns for r in runs))
+
+
 def rate_figures(rates: dict[int, float], skip: int) -> dict[str, float]:
     """rollouts/min per concurrency level (but `skip`, already given) and the top/bottom ratio."""
     out = {f"rollouts_per_min_c{level}": round(r, 1) for level, r in sorted(rates.items()) if level != skip}
@@ -226,12 +238,15 @@ def main(argv: list[str] | None = None) -> int:
                     help="held (default): each command asks min(its duration, --hold) and keeps the shell busy "
                          "that long, so both sides wait alike; asked: the script's own (0.1 s, 15 s per step)")
     ap.add_argument("--hold", type=float, default=HOLD_S, help=f"the held durations' cap (default {HOLD_S:g} s)")
-    ap.add_argument("--quick", action="store_true", help="smoke test: 3 tasks, k 1, scaling 1,2")
+    ap.add_argument("--runs", type=int, default=3, help="runs of the comparison; the median is reported (default 3)")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 2 tasks, k 1, concurrency 2, one run")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", type=Path, help="keep the dataset and Harbor's job folders here")
     args = ap.parse_args(argv)
     if args.quick:
-        args.n, args.k, args.scaling = 3, 1, "1,2"
+        args.n, args.k, args.concurrency, args.scaling, args.runs = 2, 1, 2, "2", 1
+    if args.runs < 1:
+        raise SystemExit(f"--runs: at least 1, got {args.runs}")
     levels = sorted({int(x) for x in args.scaling.split(",") if x.strip()} | {args.concurrency})
 
     ensure_harbor()
@@ -248,7 +263,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         log(f"synthesizing {args.n} tasks offline")
         bundles = synthesized_bundles(args.n, args.seed)
-        dataset = harbor_dataset(bundles, work / "dataset")
         n, k, c = len(bundles), args.k, args.concurrency
         engine = Engine()
         images: dict[str, str] = {}
@@ -261,6 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             if not built.ok:
                 raise SystemExit(f"building {slug}'s image failed: {built.reason}")
             images[slug] = built.image
+        dataset = harbor_dataset(bundles, work / "dataset", images)   # Harbor starts from the same images
         log(f"{n} tasks x {k} rollouts in {dataset}; concurrency {c}; durations {args.durations}; "
             f"load {os.getloadavg()[0]:.1f}")
 
@@ -272,17 +287,25 @@ def main(argv: list[str] | None = None) -> int:
                 subprocess.run([str(harbor_bin()), "--version"], capture_output=True, env=harbor_env(), timeout=120)
 
                 exec_ms = bare_exec_ms(engine)
-                ours_wall, ours = run_ours(engine, bundles, images, k, c, caller)
-                exec_ms = (exec_ms + bare_exec_ms(engine)) / 2       # before and after, as the load drifts
                 m = n * k
-                log(f"ours   c={c}: {ours_wall:.1f} s, {ours_wall / m:.2f} s/rollout, "
-                    f"{sum(r.passed for r in ours)}/{m} passed")
-                h = run_harbor(dataset, k, c, work / "jobs", server.base_url)
-                h_ok = sum(1 for r in h.rewards if r == 1.0)
-                log(f"harbor c={c}: {h.wall_s:.1f} s, {h.wall_s / m:.2f} s/rollout, {h_ok}/{len(h.rewards)} reward 1.0; "
-                    "phases " + ", ".join(f"{p} {s:.2f} s" for p, s in h.phases.items()) + f"; {h.turns:.1f} turns")
-                for e in h.errors[:5]:
-                    log(f"  harbor: {e.splitlines()[0][:300]}")
+                ours, ours_walls, harbor_runs = [], [], []
+                for run in range(1, args.runs + 1):
+                    wall, rollouts = run_ours(engine, bundles, images, k, c, caller)
+                    ours_walls.append(wall)
+                    ours += rollouts
+                    log(f"run {run} ours   c={c}: {wall:.1f} s, {wall / m:.2f} s/rollout, "
+                        f"{sum(r.passed for r in rollouts)}/{m} passed")
+                    h = run_harbor(dataset, k, c, work / "jobs", server.base_url)
+                    harbor_runs.append(h)
+                    log(f"run {run} harbor c={c}: {h.wall_s:.1f} s, {h.wall_s / m:.2f} s/rollout, "
+                        f"{sum(1 for r in h.rewards if r == 1.0)}/{len(h.rewards)} reward 1.0; phases "
+                        + ", ".join(f"{p} {s:.2f} s" for p, s in h.phases.items()) + f"; {h.turns:.1f} turns")
+                    for e in h.errors[:5]:
+                        log(f"  harbor: {e.splitlines()[0][:300]}")
+                exec_ms = (exec_ms + bare_exec_ms(engine)) / 2       # before and after, as the load drifts
+                ours_wall = statistics.median(ours_walls)
+                h = median_harbor(harbor_runs)
+                h_ok = sum(1 for run in harbor_runs for r in run.rewards if r == 1.0)
 
                 rates = {c: m / ours_wall * 60}
                 for level in levels:
@@ -321,9 +344,12 @@ def main(argv: list[str] | None = None) -> int:
         figures.update(rate_figures(rates, skip=c))
         figures["ours_passed"] = sum(r.passed for r in ours)
         figures["harbor_passed"] = h_ok
-        figures["n_rollouts"] = m
+        figures["n_rollouts"] = m * args.runs          # over all runs, as the passed counts
         figures["concurrency"] = c
         figures["durations"] = args.durations
+        figures["runs"] = args.runs
+        figures["figures"] = "median" if args.runs > 1 else "one-run"
+        figures["harbor_image"] = "prebuilt"
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)

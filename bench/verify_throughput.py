@@ -136,7 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--harbor-only", action="store_true", help="measure Harbor alone")
     ap.add_argument("--keep", type=Path, help="keep the dataset and Harbor's job folders here")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 2 synthesized tasks at concurrency 2, no scaling")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.concurrency, args.scaling = 2, 2, "2"
 
     ensure_harbor()
     import docker
