@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from workbench.sandbox.exec_stream import ExecStream
+
 if TYPE_CHECKING:
     from workbench.sandbox.engine import Engine, Limits
 
@@ -110,7 +112,7 @@ class Box:
             if self._stopped:
                 raise docker.errors.NotFound(self._stopped)
             exec_id = api.exec_create(self.container.id, argv, workdir=workdir, environment=environment)["Id"]
-            stream = api.exec_start(exec_id, stream=True)
+            stream = ExecStream(api, exec_id)    # not api.exec_start: it can drop the first output
         except docker.errors.APIError as exc:   # stopped at a limit before, or its PID 1 ended
             self.history.append(cmd if isinstance(cmd, str) else " ".join(cmd))
             gone = self._stopped or f"the container is no longer running ({exc.explanation or exc})"
@@ -137,6 +139,7 @@ class Box:
             except Exception:
                 pass  # the container was killed under us
             finally:
+                stream.close()
                 finished.set()
 
         reader = threading.Thread(target=read, daemon=True)
@@ -213,7 +216,7 @@ class Box:
             count = self._host_oom_count()
             if count is None:
                 exec_id = api.exec_create(self.container.id, ["sh", "-c", OOM_COUNT_CMD])["Id"]
-                count = int(api.exec_start(exec_id).decode(errors="replace").split()[0])
+                count = int(b"".join(ExecStream(api, exec_id)).decode(errors="replace").split()[0])
         except Exception:
             try:
                 return bool(api.inspect_container(self.container.id)["State"].get("OOMKilled"))
