@@ -17,6 +17,9 @@ Python modules loaded, numba compiled):
 - `warm`: a new session (a new browser tab) on the caches the earlier sessions left —
   what the target (≤ 2 s) is about;
 - `rerun`: the same session run again (a click on the page).
+The pages are those workbench/app.py's navigation lists (all of them, read from the app).
+`--quick`: a smoke run (a fresh 100-skill workspace, no demo, one repeat, cold and preloaded
+for the first page only); its figures are not measurements.
 Times are the best of `--repeat` runs (the machine is shared: single runs scatter by 2-3x). Last line:
 `RESULT worst_page_s=… worst_page=… worst_first_s=… worst_cold_s=… speedup_first_vs_warm=… …`.
 """
@@ -43,7 +46,22 @@ def _code_dir() -> Path:
 REPO = _code_dir()
 sys.path.insert(0, str(REPO))
 
-PAGES = ("overview", "skills", "scenarios", "graph", "coverage", "synthesis", "tasks", "llm_costs", "settings")
+
+
+def dashboard_pages(repo: Path) -> tuple[str, ...]:
+    """Every page the dashboard's navigation lists (workbench/app.py), in its order: read from
+    the app itself so that a page added or renamed is timed without this list being kept."""
+    import re
+    app = repo / "workbench" / "app.py"
+    names = re.findall(r'st\.Page\(str\(PAGES / "(\w+)\.py"\)', app.read_text()) if app.exists() else []
+    missing = [n for n in names if not (repo / "pages" / f"{n}.py").exists()]
+    if not names or missing:
+        raise SystemExit(f"cannot list the dashboard's pages from {app}: "
+                         + (f"pages named but missing: {missing}" if missing else "no st.Page(...) entries found"))
+    return tuple(names)
+
+
+PAGES = dashboard_pages(REPO)
 TARGET_S = 2.0
 PRELOAD = (REPO / "pages" / "preload.py").exists()  # absent in versions before it, for a before/after run
 
@@ -137,7 +155,7 @@ def build_large(root: Path, n_skills: int, n_tasks: int) -> None:
              ("offline scenarios", lambda: infer_offline(ws)),
              ("graph (hashing embedder)", lambda: build_graph(ws, BuildOptions(embedder="hashing"))),
              ("sample", lambda: [sample(ws, s, 200, seed=1) for s in ("inverse-frequency", "random-walk")]),
-             ("tasks", lambda: _tasks(ws, n_tasks))]
+             ("tasks", lambda: _tasks(ws, n_tasks) if n_tasks else False)]
     for name, fn in steps:  # each step once: a build cut short resumes at the step it stopped in
         marker = root / f".page-speed-{name.split()[0]}"
         if marker.exists():
@@ -149,7 +167,7 @@ def build_large(root: Path, n_skills: int, n_tasks: int) -> None:
 
 
 def build_demo(root: Path) -> None:
-    from workbench.cli import ensure_demo
+    from workbench.demo_build import ensure_demo
     ensure_demo(str(root))
 
 
@@ -213,13 +231,15 @@ def cold_first_render(page: str, root: Path, preloaded: bool = False) -> float:
     return float(out.stdout.strip().splitlines()[-1])
 
 
-def time_pages(root: Path, repeat: int, profile_dir: Path | None) -> dict[str, dict[str, float]]:
+def time_pages(root: Path, repeat: int, profile_dir: Path | None,
+               cold_pages: tuple[str, ...] = PAGES) -> dict[str, dict[str, float]]:
+    """`cold_pages`: the pages also timed in fresh processes (cold, preloaded; NaN for the others)."""
     os.environ["WORKBENCH_HOME"] = str(root)
     # fresh processes are the noisiest figure on a shared machine: the best of `repeat`, interleaved
     cold: dict[str, float] = {}
     preloaded: dict[str, float] = {}
     for _ in range(repeat):
-        for page in PAGES:
+        for page in cold_pages:
             cold[page] = min(cold.get(page, float("inf")), cold_first_render(page, root))
             if PRELOAD:
                 preloaded[page] = min(preloaded.get(page, float("inf")), cold_first_render(page, root, True))
@@ -234,7 +254,7 @@ def time_pages(root: Path, repeat: int, profile_dir: Path | None) -> dict[str, d
             first.append(dt)
             warm.append(_render(page)[1])
             rerun.append(_render(page, at)[1])
-        out[page] = {"cold": cold[page], "preloaded": preloaded.get(page, float("nan")),
+        out[page] = {"cold": cold.get(page, float("nan")), "preloaded": preloaded.get(page, float("nan")),
                      "first": min(first), "warm": min(warm), "rerun": min(rerun)}
         if profile_dir is not None:
             _profile(page, root, profile_dir)
@@ -276,14 +296,27 @@ def main() -> None:
     ap.add_argument("--only", choices=["demo", "large"], help="time one workspace only")
     ap.add_argument("--profile", type=Path, help="write a cProfile of each page's first render here")
     ap.add_argument("--code", type=Path, help="time the pages of this checkout instead (read before the imports)")
+    ap.add_argument("--quick", action="store_true",
+                    help="smoke run: a fresh 100-skill generated workspace only (no tasks, no demo build: it needs "
+                         "Docker for minutes), one repeat, fresh-process renders of the first page only")
     args = ap.parse_args()
+    if args.quick:
+        import tempfile
+        args.only, args.skills, args.tasks, args.repeat = "large", 100, 0, 1
+        args.cache_dir = Path(tempfile.mkdtemp(prefix="page-speed-quick-"))
     workspaces = {}
     if args.only in (None, "demo"):
         workspaces["demo"] = ensure_workspace(args.cache_dir / "demo", build_demo, args.rebuild)
     if args.only in (None, "large"):
-        workspaces[f"{args.skills // 1000}k"] = ensure_workspace(
+        workspaces[f"{args.skills / 1000:g}k"] = ensure_workspace(
             args.cache_dir / f"large-{args.skills}", lambda r: build_large(r, args.skills, args.tasks), args.rebuild)
-    results = {name: time_pages(root, args.repeat, args.profile) for name, root in workspaces.items()}
+    try:
+        cold_pages = PAGES[:1] if args.quick else PAGES   # each fresh process costs seconds of imports
+        results = {name: time_pages(root, args.repeat, args.profile, cold_pages) for name, root in workspaces.items()}
+    finally:
+        if args.quick:
+            import shutil
+            shutil.rmtree(args.cache_dir, ignore_errors=True)
     print(f"{'workspace':<10} {'page':<11} {'cold s':>7} {'preloaded s':>11} {'first s':>8} {'warm s':>8} "
           f"{'rerun s':>8} {'first/warm':>10}")
     for name, pages in results.items():
@@ -294,7 +327,8 @@ def main() -> None:
     rows = {f"{name}/{page}": t for name, pages in results.items() for page, t in pages.items()}
 
     def worst(kind: str) -> str:
-        page = max(rows, key=lambda k: rows[k][kind])
+        timed = [k for k in rows if rows[k][kind] == rows[k][kind]] or list(rows)   # NaN: not timed
+        page = max(timed, key=lambda k: rows[k][kind])
         return f"worst_{kind}_s={rows[page][kind]:.2f} worst_{kind}_page={page}"
     warm_page = max(rows, key=lambda k: rows[k]["warm"])
     ratio = sum(t["first"] for t in rows.values()) / sum(t["warm"] for t in rows.values())

@@ -90,3 +90,17 @@ def test_result_line_reads_only_a_last_result_line():
     assert result_line('RESULT calls=3 ended={"ok": 3}') == 'RESULT calls=3 ended={"ok": 3}'
     assert result_line("RESULT\n") is None
     assert result_line("") is None
+
+
+def test_page_speed_times_every_page_of_the_dashboard():
+    """bench/page_speed.py reads its pages from the app's navigation: every pages/*.py that is a
+    page (not a helper module) is timed, the Rollouts group included."""
+    sys.path.insert(0, str(BENCH))
+    try:
+        import page_speed
+    finally:
+        sys.path.remove(str(BENCH))
+    helpers = {"__init__", "shared", "cached", "preload"}
+    pages = {p.stem for p in (REPO / "pages").glob("*.py")} - helpers
+    assert set(page_speed.PAGES) == pages
+    assert {"rollouts", "failures", "difficulty", "evolution", "path_coverage"} <= set(page_speed.PAGES)
