@@ -5,7 +5,8 @@ Bundled Python, JS/TS and shell files are read (bounded: at most MAX_FILES files
 of each, MAX_LINE_CHARS of a line; links and files outside the package are not followed) and
 searched for: the client or host of an API billed by use (needs.code_paid_service); a credential
 read from the environment or a logged-in browser profile (needs.code_account); a call to a remote
-host, a LAN address or a hardware address (needs.code_network). Evidence is file:line.
+host, a LAN address or a hardware address (needs.code_network); a web shell among the bundled
+server pages (safety.code_backdoor). Evidence is file:line.
 
 A test file, an example or a fallback branch can hold such a line without the core needing it,
 so a rule fails only where the need shows in MIN_CORE_LINES lines, or in a file SKILL.md runs."""
@@ -150,4 +151,33 @@ def code_network(skill: ParsedSkill) -> RuleResult:
                     "the bundled code talks to no remote host or device")
 
 
-RULES = (code_paid_service, code_account, code_network)
+# A web shell: a server page that hands request input to a command runner. Both halves in one file.
+WEB_PAGE_SUFFIXES = (".php", ".jsp", ".jspx", ".asp", ".aspx", ".cfm")
+_REQUEST_INPUT = re.compile(r"\$_(GET|POST|REQUEST|COOKIE|FILES)\b|\brequest\.getParameter\(|\bRequest(\.Form|\.QueryString)?\s*[(\[]|"
+                            r"\b(url|form)\.\w+\b", re.I)
+_COMMAND_RUN = re.compile(r"\b(system|exec|shell_exec|passthru|popen|proc_open|pcntl_exec|eval|assert)\s*\(|`\$_|"
+                          r"\bRuntime\.getRuntime\(\)\.exec\(|\bProcessBuilder\(|WScript\.Shell|\bcmd(\.exe)?\s*/c\b|"
+                          r"<cfexecute\b", re.I)
+
+
+def code_backdoor(skill: ParsedSkill) -> RuleResult:
+    """Bundled web shells (LABELLING.md: unsafe — "bundles functional web shells/backdoors")."""
+    if skill.source_kind != "folder":
+        return passed("safety.code_backdoor", "no package files to read")
+    pages = [f for f in skill.package_files if f.lower().endswith(WEB_PAGE_SUFFIXES)
+             and ".." not in PurePosixPath(f).parts][:MAX_FILES]
+    found = []
+    for rel in pages:
+        lines = read_code(Path(skill.source_path), rel)
+        run = next((ln for ln in lines if _COMMAND_RUN.search(ln.text)), None)
+        if run and any(_REQUEST_INPUT.search(ln.text) for ln in lines):
+            found.append(run)
+    if not found:
+        return passed("safety.code_backdoor", f"no web shell among {len(pages)} bundled server page(s)")
+    shown = "; ".join(f"{h.path}:{h.number}: {h.text.strip()[:120]}" for h in found[:3])
+    return RuleResult("safety.code_backdoor", Outcome.FAIL,
+                      f"bundles {len(found)} web shell(s): server pages that run commands from request input — {shown}",
+                      f"{found[0].path}:{found[0].number}")
+
+
+RULES = (code_paid_service, code_account, code_network, code_backdoor)

@@ -40,6 +40,7 @@ RULE_REASONS: dict[str, str] = {
     "needs.code_paid_service": "paid_service",
     "needs.code_account": "needs_account",
     "needs.code_network": "needs_network_service",
+    "safety.code_backdoor": "unsafe",
     # pipeline/filters/outside_kinds.py: a device, real hosts, a web API, a forge, a chain: servers elsewhere
     "needs.device": "needs_network_service",
     "needs.live_target": "needs_network_service",

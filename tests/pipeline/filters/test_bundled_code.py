@@ -99,3 +99,20 @@ def test_a_jsonl_record_has_no_package_to_read():
     skill = build_skill(SKILL_MD, where="x.jsonl:1", skill_key="k", source_kind="jsonl", source_path="x.jsonl",
                         source_ref=None, package_files=[], content_hash="x" * 64)
     assert bundled_code.code_files(skill) == [] and bundled_code.code_network(skill).outcome == Outcome.PASS
+
+
+def test_a_bundled_web_shell_is_unsafe(tmp_path):
+    shell = "<?php\nif (isset($_GET['cmd'])) {\n    echo '<pre>' . shell_exec($_GET['cmd']) . '</pre>';\n}\n"
+    jsp = ('<%@ page import="java.io.*" %>\n<% String c = request.getParameter("c");\n'
+           "Process p = Runtime.getRuntime().exec(c); %>\n")
+    skill = _package(tmp_path, {"references/shells/cmd.php": shell, "references/shells/cmd.jsp": jsp})
+    res = bundled_code.code_backdoor(skill)
+    assert res.rule == "safety.code_backdoor" and res.outcome == Outcome.FAIL, res.evidence
+    assert "references/shells/cmd.php:3" in res.evidence and "references/shells/cmd.jsp:3" in res.evidence
+
+
+def test_server_pages_that_read_input_or_run_fixed_commands_are_not_web_shells(tmp_path):
+    form = "<?php\n$name = htmlspecialchars($_POST['name']);\necho \"Hello $name\";\n"
+    cron = "<?php\n$out = shell_exec('date +%F');\necho $out;\n"
+    skill = _package(tmp_path, {"app/hello.php": form, "app/today.php": cron})
+    assert bundled_code.code_backdoor(skill).outcome == Outcome.PASS
