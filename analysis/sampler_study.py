@@ -9,15 +9,16 @@ changes the workspace's visit counts). The measures (``analysis.coverage``) are 
 - the growth curve: unique pairs after each path, averaged over the seeds;
 - ratios of unique pairs at the same number of paths: vs the random walk (the issue's
   target for the coverage-aware sampler: 1.3x) and vs single-skill (SkillSynth reports
-  +31%, PAPERS.md §1). A single-skill path is one step, so the table also gives the ratio
-  at the same number of *steps* (single-skill paths drawn until they have as many steps as
-  the sampler's batch), which is what a per-step coverage claim compares.
+  +31%, PAPERS.md §1). Paths differ in length, so the table also gives both ratios at the
+  same number of *steps*: the reference's paths are drawn on (a long draw of each) until they
+  have as many steps as the sampler's batch, which is what a per-step coverage claim compares
+  (a sampler that only draws longer paths wins at equal paths, not at equal steps).
 
 Figures for it are in :mod:`analysis.sampler_study_figures`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,17 +36,19 @@ PAPER_SCALE_ALGORITHM1_VS_RW = 1.10  # Algorithm 1 over the random walk on bench
 BASELINE = "random-walk"
 SINGLE = "single-skill"
 COLUMNS = ["paths", "steps", "mean_length", "unique_pairs", "unique_pairs_sd", "coverage", "normalized_entropy",
-           "vs_random_walk", "vs_single_skill", "vs_single_skill_equal_steps"]
+           "vs_random_walk", "vs_random_walk_equal_steps", "vs_single_skill", "vs_single_skill_equal_steps"]
 
 
 @dataclass
 class StudyDraws:
     """Paths per sampler and seed at one budget, on a graph of ``universe`` pairs; the
-    single-skill reference for equal steps is drawn long enough for every sampler."""
+    single-skill and random-walk references for equal steps are drawn long enough for every
+    sampler (``walk_long`` empty: that ratio is NaN)."""
     budget: int
     universe: int
     draws: dict[str, list["Paths"]]
     single_long: list["Paths"]
+    walk_long: list["Paths"] = field(default_factory=list)
 
 
 def draw_study(g: "TransitionGraph", budget: int, seeds=(0, 1, 2), samplers=None, min_len: int = 2,
@@ -60,16 +63,29 @@ def draw_study(g: "TransitionGraph", budget: int, seeds=(0, 1, 2), samplers=None
     if g.n_edges == 0:
         raise ValueError("the graph has no transitions to sample: build it first (`workbench graph build`)")
     draws = {name: [draw(g, name, budget, int(s), min_len, max_len) for s in seeds] for name in names}
+    # every path has at least one step, so budget * max_len of them reach any sampler's steps
     single_long = [draw(g, SINGLE, budget * max_len, int(s)) for s in seeds]
-    return StudyDraws(int(budget), g.pair_universe(), draws, single_long)
+    walk_long = [draw(g, BASELINE, budget * max_len, int(s), min_len, max_len) for s in seeds]
+    return StudyDraws(int(budget), g.pair_universe(), draws, single_long, walk_long)
 
 
-def _unique_at_steps(single_long: list["Paths"], steps: float) -> float:
-    """Unique pairs single-skill reaches in ``steps`` one-step paths (mean over its seeds)."""
+def unique_at_steps(long_runs: list["Paths"], steps: float) -> float:
+    """Unique pairs a reference reaches in its first whole paths that hold ``steps`` steps
+    (the first prefix with at least that many; all of a draw that has fewer), mean over seeds;
+    NaN without a reference."""
     k = int(round(steps))
+    if not long_runs:
+        return float("nan")
     if k <= 0:
         return 0.0
-    return float(np.mean([coverage_growth(p)[min(k, len(p)) - 1] for p in single_long]))
+    out = []
+    for p in long_runs:
+        if len(p) == 0:
+            out.append(0.0)
+            continue
+        upto = min(int(np.searchsorted(np.asarray(p.ptr)[1:], k, side="left")), len(p) - 1)
+        out.append(float(coverage_growth(p)[upto]))
+    return float(np.mean(out))
 
 
 def study_table(study: StudyDraws) -> pd.DataFrame:
@@ -92,9 +108,10 @@ def study_table(study: StudyDraws) -> pd.DataFrame:
     table = pd.DataFrame.from_dict(rows, orient="index")
     for ref, col in ((BASELINE, "vs_random_walk"), (SINGLE, "vs_single_skill")):
         table[col] = table["unique_pairs"] / table.loc[ref, "unique_pairs"] if ref in table.index else np.nan
-    table["vs_single_skill_equal_steps"] = [
-        r.unique_pairs / denom if (denom := _unique_at_steps(study.single_long, r.steps)) else np.nan
-        for r in table.itertuples()]
+    for col, long_runs in (("vs_single_skill_equal_steps", study.single_long),
+                           ("vs_random_walk_equal_steps", study.walk_long)):
+        table[col] = [r.unique_pairs / denom if (denom := unique_at_steps(long_runs, r.steps)) else np.nan
+                      for r in table.itertuples()]
     table.index.name = "sampler"
     return table[COLUMNS]
 

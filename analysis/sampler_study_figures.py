@@ -42,12 +42,13 @@ def ratio_growth(growth: pd.DataFrame) -> go.Figure:
 def ratio_bars(table: pd.DataFrame) -> go.Figure:
     """Per sampler: unique pairs vs random walk and vs single-skill (equal paths, equal
     steps), next to SkillSynth's reported +31% over single-skill and the 1.3x target."""
-    cols = {"vs_random_walk": "vs random walk (equal paths)", "vs_single_skill_equal_steps":
+    cols = {"vs_random_walk": "vs random walk (equal paths)",
+            "vs_random_walk_equal_steps": "vs random walk (equal steps)", "vs_single_skill_equal_steps":
             "vs single-skill (equal steps)", "vs_single_skill": "vs single-skill (equal paths)"}
     long = (table[list(cols)].rename(columns=cols).reset_index()
             .melt(id_vars="sampler", var_name="ratio", value_name="x"))
     fig = px.bar(long, x="sampler", y="x", color="ratio", barmode="group", text_auto=".2f",
-                 color_discrete_sequence=["#2e7d32", "#1565c0", "#90caf9"])
+                 color_discrete_sequence=["#2e7d32", "#a5d6a7", "#1565c0", "#90caf9"])
     fig.add_hline(y=SKILLSYNTH_VS_SINGLE_SKILL, line_dash="dot", line_color="#1565c0",
                   annotation_text="SkillSynth: +31% vs single-skill", annotation_position="top right")
     fig.add_hline(y=TARGET_VS_RANDOM_WALK, line_dash="dash", line_color="#2e7d32",

@@ -29,8 +29,10 @@ def planted() -> ss.StudyDraws:
     aware = paths([(0, 0), (1, 1)], [(2, 2), (3, 3)])                 # 4 unique
     single = paths([(5, 5)], [(5, 5)])                                 # 1 unique
     single_long = paths(*[[(i % 4, i % 4)] for i in range(12)])        # 1, 2, 3, 4, 4, ... unique
+    # steps 2, 4, 6 after each path; unique pairs 2, 3, 5
+    walk_long = paths([(0, 0), (1, 1)], [(0, 0), (2, 2)], [(6, 6), (7, 7)])
     return ss.StudyDraws(2, 10, {"random-walk": [walk], "coverage-aware": [aware], "single-skill": [single]},
-                         [single_long])
+                         [single_long], [walk_long])
 
 
 def test_table_counts_pairs_entropy_and_ratios(planted):
@@ -44,6 +46,10 @@ def test_table_counts_pairs_entropy_and_ratios(planted):
     # 4 steps of single-skill (the long draw) reach 4 pairs, as many as coverage-aware's 4 steps
     assert t.loc["coverage-aware", "vs_single_skill_equal_steps"] == pytest.approx(1.0)
     assert t.loc["random-walk", "vs_single_skill_equal_steps"] == pytest.approx(3 / 4)
+    # 4 steps of the long random walk (its first two paths) reach 3 pairs: coverage-aware's 4 are 4/3
+    assert t.loc["coverage-aware", "vs_random_walk_equal_steps"] == pytest.approx(4 / 3)
+    assert t.loc["random-walk", "vs_random_walk_equal_steps"] == pytest.approx(1.0)
+    assert t.loc["single-skill", "vs_random_walk_equal_steps"] == pytest.approx(1 / 2)   # 2 steps: 1 vs 2
     # entropy: pairs 2/4, 1/4, 1/4 over a universe of 10
     h = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25)) / math.log(10)
     assert t.loc["random-walk", "normalized_entropy"] == pytest.approx(h)
@@ -57,10 +63,17 @@ def test_means_over_seeds_and_their_spread(planted):
     assert t.loc["coverage-aware", "unique_pairs_sd"] == pytest.approx(1.5)
 
 
+def test_unique_at_steps_takes_the_first_prefix_with_that_many_steps(planted):
+    long = planted.walk_long
+    assert [ss.unique_at_steps(long, k) for k in (0, 1, 2, 3, 4, 6, 99)] == [0, 2, 2, 3, 3, 5, 5]
+    assert math.isnan(ss.unique_at_steps([], 4))
+
+
 def test_a_ratio_without_its_reference_is_nan(planted):
     del planted.draws["random-walk"]
+    planted.walk_long = []
     t = ss.study_table(planted)
-    assert t["vs_random_walk"].isna().all()
+    assert t["vs_random_walk"].isna().all() and t["vs_random_walk_equal_steps"].isna().all()
     growth = ss.growth_frame(planted)
     assert growth["vs_random_walk"].isna().all()
 

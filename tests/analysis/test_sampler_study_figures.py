@@ -35,7 +35,8 @@ def test_ratio_growth_leaves_out_the_baseline_and_draws_the_target(study):
 def test_ratio_bars_stand_next_to_skillsynths_reported_gain(study):
     table, _ = study
     fig = sf.ratio_bars(table)
-    assert len(fig.data) == 3 and all(len(t.x) == len(table) for t in fig.data)
+    assert len(fig.data) == 4 and all(len(t.x) == len(table) for t in fig.data)
+    assert {t.name for t in fig.data} >= {"vs random walk (equal paths)", "vs random walk (equal steps)"}
     assert _hlines(fig) == [ss.TARGET_VS_RANDOM_WALK, ss.SKILLSYNTH_VS_SINGLE_SKILL]
     assert any("+31%" in a.text for a in fig.layout.annotations)
 
