@@ -39,6 +39,7 @@ def _stop(app: App) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docker", action="store_true", help="let both sides synthesize the demo's tasks in Docker")
+    ap.add_argument("--quick", action="store_true", help="smoke run: the same run (the demo corpus has no size to shrink)")
     opts = ap.parse_args()
     env = dict(os.environ)
     if not opts.docker:

@@ -176,11 +176,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slots", "-c", type=int, default=2, help="containers at once on every side (default 2)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--noop", type=int, default=200, help="no-op items for the dispatch cost (default 200)")
-    ap.add_argument("--quick", action="store_true", help="6 paths, 50 no-op items")
+    ap.add_argument("--quick", action="store_true", help="smoke run: 2 paths, 20 no-op items")
     ap.add_argument("--keep", type=Path)
     args = ap.parse_args(argv)
     if args.quick:
-        args.paths, args.noop = 6, 50
+        args.paths, args.noop = 2, 20
     import docker
     from workbench.executors.local import LocalExecutor
     from workbench.sandbox.base_image import bootstrap
