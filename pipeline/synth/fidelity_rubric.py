@@ -146,8 +146,8 @@ def _is_script(word: str) -> bool:
 
 @lru_cache(maxsize=512)   # the composer scores every dry build of a step against the same skill
 def teaching(body: str, name: str = "", description: str = "", known_tools: tuple[str, ...] = ()) -> Teaching:
-    """What a skill teaches, read from its SKILL.md: the tools it is about (named in its name or
-    description, or a distinctive tool most of its documented commands run), their documented
+    """What a skill teaches, read from its SKILL.md: the tools it is about (named in its name, else
+    in its description, else a distinctive tool most of its documented commands run), their documented
     commands, and the scripts it runs. `known_tools`: the tools the skill's extraction found
     (pipeline.artifacts); when given, only those count, so a word of prose in backticks is no tool."""
     known = {canonical_tool(t) for t in known_tools}
@@ -173,7 +173,10 @@ def teaching(body: str, name: str = "", description: str = "", known_tools: tupl
     counts: dict[str, int] = {}
     for c in candidates:
         counts[c.tool] = counts.get(c.tool, 0) + 1
-    about = {t for t in counts if t in in_name or (t in in_description and t not in _WORDLIKE)}
+    # The name is the strongest word on what a skill is about: `using-tmux-for-interactive-commands`
+    # is about tmux even though its description names `git rebase -i` as an example of a program.
+    about = {t for t in counts if t in in_name} or \
+        {t for t in counts if t in in_description and t not in _WORDLIKE}
     distinctive = {t: n for t, n in counts.items() if t not in GENERIC_TOOLS}
     # The tool most commands run stands in for a name only when the skill names none it documents
     # (a snyk skill whose examples pipe into jq is not about jq).

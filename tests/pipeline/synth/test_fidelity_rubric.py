@@ -80,6 +80,18 @@ def test_a_set_up_or_generic_tool_is_at_most_1_and_unrelated_is_0():
     assert named.about == ("sort",) and score_step("sort -t, -k3 x.csv\n", named).score == 2
 
 
+def test_the_tool_in_the_skills_name_is_what_it_is_about():
+    """The issue's example: the tmux skill (send-keys, capture-pane) shows `git rebase -i` as a program
+    to drive; a step that runs git is not an exercise of it (at most 1), one that drives tmux is."""
+    desc = "Drive interactive programs such as vim or git rebase -i from tmux."
+    body = ("```bash\ntmux new-session -d -s edit\ntmux send-keys -t edit 'git rebase -i HEAD~3' Enter\n"
+            "tmux capture-pane -p -t edit\ngit rebase -i HEAD~3\n```\n")
+    t = teaching(body, "using-tmux-for-interactive-commands", desc, ("tmux", "git"))
+    assert t.about == ("tmux",)
+    assert score_step("git rebase -i main\n", t, shared_tools=["git"]).score == 1
+    assert score_step("tmux capture-pane -p -t work > /app/out/screen.txt\n", t).score == 2
+
+
 def test_prose_and_sql_in_code_are_no_tools():
     body = ("---\nname: sqlite-dedupe\ndescription: Find duplicate rows in SQLite; it cannot fix them.\n---\n"
             "```\nSELECT email, count(*) FROM users GROUP BY email;\n```\n"
