@@ -74,20 +74,21 @@ def test_settings_page_never_sends_the_key_to_a_changed_endpoint_without_confirm
         at = _page("settings.py", workspace, monkeypatch)
         _save(at, endpoint=a.base_url, key="sk-page-bound")
         workspace_call(workspace, "to a")
-        assert a.stats.authorizations["Bearer sk-page-bound"] == 1
+        # every request of the call (the chat and the client's context-window probes) carried it
+        assert a.stats.authorizations["Bearer sk-page-bound"] == a.stats.requests_total > 0
         _save(at, endpoint=b.base_url)  # key field left empty
         host_a, host_b = f"http://127.0.0.1:{a.port}", f"http://127.0.0.1:{b.port}"
         [warning] = [w.value for w in at.warning]
         assert host_a in warning and host_b in warning and "not sent" in warning
         workspace_call(workspace, "to b, unconfirmed")
-        assert b.stats.requests_total == 1 and "Bearer sk-page-bound" not in b.stats.authorizations
+        assert b.stats.chat_requests == 1 and "Bearer sk-page-bound" not in b.stats.authorizations
         confirm = next(c for c in at.checkbox if c.label.startswith("Send the stored key to"))
         assert confirm.label == f"Send the stored key to {host_b}"
         confirm.check()
         _save(at)
         assert not at.warning
         workspace_call(workspace, "to b, confirmed")
-        assert b.stats.authorizations["Bearer sk-page-bound"] == 1
+        assert b.stats.authorizations["Bearer sk-page-bound"] > 0
 
 
 def test_llm_page_shows_cost_per_synthesis_task_and_per_accepted_task_of_a_run(graph_workspace, monkeypatch):

@@ -121,4 +121,5 @@ async def post_streamed(client: openai.AsyncOpenAI, body: dict, *, prompt_estima
             await stream.close()  # the server stops generating for a closed connection
     # Servers send about one token per chunk; their own count, when they give it, wins.
     return Reply("".join(parts), int(usage.get("prompt_tokens") or 0) or prompt_estimate,
-                 int(usage.get("completion_tokens") or 0) or chunks_with_text, model, finish, cut=cut, waited_first_s=waited_first)
+                 int(usage.get("completion_tokens") or 0) or chunks_with_text, model, finish, cut=cut,
+                 waited_first_s=waited_first)
