@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = "/wb-verifier"
-VERSION = 4                          # bump when the layout or the collection changes
+VERSION = 5                          # bump when the layout or the collection changes
 COMPLETE_MARK = ".complete"
 PRELOAD = b"/etc/ld.so.preload"
 # Same length or shorter, NUL-padded: the loader reads a C string. Nothing can exist there.
@@ -58,6 +58,17 @@ PRISTINE_PATH = ":".join(f"{ROOT}{d}" for d in ("/usr/local/sbin", "/usr/local/b
 PATH = f"{ROOT}/bin:{PRISTINE_PATH}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # git looks for its helpers and hook templates at paths compiled into it (the container's).
 PRISTINE_ENV = {"GIT_EXEC_PATH": f"{ROOT}/usr/lib/git-core", "GIT_TEMPLATE_DIR": f"{ROOT}/usr/share/git-core/templates"}
+
+# libc's system() runs the container's /bin/sh (a path compiled into it); in the tests' Python
+# os.system goes through subprocess, whose shell is the copy (toolchain_collect.py). Same
+# return value: the wait status, as system() gives it.
+SYSTEM_ON_COPIED_SH = """
+def _system(command):
+    import subprocess
+    code = subprocess.call(command, shell=True)
+    return code << 8 if code >= 0 else -code
+os.system = _system
+"""
 
 _lock = threading.Lock()
 _ready: dict[str, str] = {}
@@ -244,7 +255,7 @@ def _rewrite(tree: Path, manifest: dict) -> None:
     (lib / "sitecustomize.py").write_text(
         "import os\nimport sys\n" + f"sys.path.extend(d for d in ({dirs},) if d not in sys.path)\n"
         "if os.environ.get('WB_SEAL') == '1' and '-p wb_seal' not in os.environ.get('PYTEST_ADDOPTS', ''):\n"
-        "    os.environ['PYTEST_ADDOPTS'] = os.environ.get('PYTEST_ADDOPTS', '') + ' -p wb_seal'\n")
+        "    os.environ['PYTEST_ADDOPTS'] = os.environ.get('PYTEST_ADDOPTS', '') + ' -p wb_seal'\n" + SYSTEM_ON_COPIED_SH)
 
 
 def _tar_tree(tree: Path) -> bytes:

@@ -52,14 +52,14 @@ def test_toolchain_survives_a_wrecked_container():
 LIAR = "#!/bin/bash\necho 6\n"   # not sh: sh is one of the programs replaced
 # What the tests' shell finds and gets, on the toolchain with the tests' environment.
 SEEN = ("command -v git jq sh; git --version; echo '{\"a\": 1}' | jq .a; echo x | zstd -q | zstd -dc; "
-        "python3 -c 'import subprocess; print(subprocess.run(\"echo real-$0\", shell=True, capture_output=True, "
-        "text=True).stdout)'")
+        "python3 -c 'import os, subprocess; print(subprocess.run(\"echo real-$0\", shell=True, capture_output=True, "
+        "text=True).stdout, os.system(\"echo sys-$0; exit 3\") >> 8)'")
 
 
 @pytest.mark.docker
 def test_the_tests_run_the_images_programs_whatever_the_container_did():
     """Liars over git and sh (links followed), a liar jq earlier on PATH: the container's own
-    programs lie, the tests' PATH (and Python's shell=True) reach the image's copies."""
+    programs lie, the tests' PATH (and Python's shell=True and os.system) reach the image's copies."""
     import json
     from workbench.sandbox.base_image import base_image_name
     from workbench.sandbox.engine import Engine
@@ -76,4 +76,5 @@ def test_the_tests_run_the_images_programs_whatever_the_container_did():
         lines = res.output.split()
         assert res.exit_code == 0, res.output
         assert lines[:3] == [f"{toolchain.ROOT}/usr/bin/{t}" for t in ("git", "jq", "sh")], res.output
-        assert res.output.count("\n6\n") == 0 and "git version 2." in res.output and lines[-3:] == ["1", "x", "real-" + lines[2]]
+        assert "6" not in lines and "git version 2." in res.output, res.output
+        assert lines[-5:] == ["1", "x", "sys-" + lines[2], "real-" + lines[2], "3"], res.output
