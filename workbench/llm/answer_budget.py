@@ -23,7 +23,8 @@ STAGE_BUDGETS: dict[str, int] = {
     "task_judge": 768,
     "trajectory_judge": 1024,
     "agent_terminus2": 1024,         # one turn: analysis, plan, a few commands
-    "evolve_task": 3072,             # a rewritten task
+    "evolve_task": 8192,             # a whole rewritten task: environment, instruction, solution, tests (a
+                                     # replayed variant runs to ~33k characters)
 }
 DEFAULT_BUDGET = 2048
 
