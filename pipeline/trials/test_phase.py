@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from pipeline.trials.sandbox import FORK_HINT
 from pipeline.verify import verifier_phase as phase
-from pipeline.verify.reward import contradiction, read_reward, read_tests
+from pipeline.verify.reward import contradiction, read_reward, read_tests, reward_only
 from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.task_toml import TaskToml
 
@@ -52,7 +52,7 @@ def run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, watc
     box.put(bundle.under("tests"), "/tests")
     box.settle_oom_count()
     res = phase.run_test_sh(box, timeout)
-    log = f"{TEST_LOG_MARK}   (the verifier's own bash, python3 and pytest)\n{res.output}"
+    log = f"{TEST_LOG_MARK}   (the verifier's own bash, python3, pytest and pristine copies of the image's programs)\n{res.output}"
     stray, written = None, []
     if not res.stopped_by_limit:
         try:
@@ -63,6 +63,8 @@ def run_tests(box, bundle: TaskBundle, cfg: TaskToml, timeout_scale: float, watc
             stray = f"after the tests, {exc}"
     files = _relative(box.read_files(VERIFIER_DIR)) if not (res.stopped_by_limit or stray) else {}
     reward, extra = read_reward(files)
+    if reward_only(files, bundle.text("tests/test.sh")):
+        extra["reward_only"] = True
     details = {"reward": reward, "exit_code": res.exit_code, "tests": read_tests(files), **extra}
     details["strays_stopped"] = strays
     if watch:

@@ -16,7 +16,7 @@ from pipeline.trials.models import TrialResult
 from pipeline.trials.sandbox import FORK_HINT, TOOLCHAIN_UNUSABLE, limits_for
 from pipeline.trials.test_phase import VERIFIER_DIR
 from pipeline.trials.trial import run_trial
-from pipeline.verify.reward import failing
+from pipeline.verify.reward import REWARD_ONLY, failing
 from workbench.models import CheckResult
 from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.engine import BuildResult, Engine
@@ -56,6 +56,8 @@ def check_noop(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, ti
         passed, reason = False, problem
     elif details["reward"] and details["reward"] > 0:
         passed, reason = False, f"the tests pass on the untouched environment (reward {details['reward']}): they check nothing the task changes"
+    elif details.get("reward_only"):
+        passed, reason = True, f"reward {details['reward']} untouched, as it should be; warning: {REWARD_ONLY}"
     elif not failed:
         passed, reason = False, (f"reward {details['reward']} but none of the {len(details['tests'])} tests fails "
                                  "on the untouched environment")
@@ -102,6 +104,8 @@ def check_oracle(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskToml, 
         passed, reason = False, (f"the tests leave files behind that other tests could read: {', '.join(written[:5])}"
                                  f"{' …' if len(written) > 5 else ''} (tests that run the solution's code must work "
                                  "on a scratch copy)")
+    elif details.get("reward_only"):
+        passed, reason = True, f"solution gets reward {details['reward']}; warning: {REWARD_ONLY}"
     else:
         passed, reason = True, f"solution passes all {len(details['tests'])} tests"
     return CheckResult(name="oracle", passed=passed, reason=reason, seconds=time.monotonic() - t0, log=trial.log,

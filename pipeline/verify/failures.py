@@ -133,7 +133,7 @@ def _toolchain(check: CheckResult) -> Failure | None:
 def _test_phase_problem(check: CheckResult) -> bool:
     """The tests could not be believed: no reward, or one that contradicts the outcomes."""
     d = check.details
-    extra = {k: v for k, v in d.items() if k == "reward_disagreement"}
+    extra = {k: v for k, v in d.items() if k in ("reward_disagreement", "reward_only")}
     return d.get("reward") is None or contradiction(d.get("reward"), d.get("tests") or [], extra) is not None
 
 

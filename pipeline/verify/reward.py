@@ -3,7 +3,12 @@ CTRF for hand-written Harbor tasks), and whether the two agree.
 
 A reward is only believed together with the outcomes it summarises: a reward of 1 beside a
 failing test or beside no test at all is a contradiction, named as such in the verdict
-(a planted reward file, or an interpreter replaced so that nothing runs).
+(a planted reward file, or an interpreter replaced so that nothing runs). One exception: a
+test.sh that never asks for outcomes (it names neither JUnit nor CTRF: a Harbor task may, and
+Harbor runs it) and writes only a reward is believed in our sealed test phase — the agent cannot
+plant or rewrite files there — with REWARD_ONLY as its warning (`reward_only`). A test.sh that
+asks for outcomes and leaves none (pytest stopped by a planted conftest or ini file, say) is
+still a contradiction, as is an outcome file that names no test.
 """
 from __future__ import annotations
 
@@ -12,6 +17,11 @@ import json
 from pipeline.verify.junit import parse_ctrf, parse_junit
 
 FAILING = ("failed", "error")
+OUTCOME_FILES = ("junit.xml", "ctrf.json")
+REWARD_ONLY = ("tests/test.sh wrote a reward but no per-test outcomes (neither /logs/verifier/junit.xml nor "
+               "ctrf.json), so no test can be named: the reward is believed (the test phase is sealed); to get "
+               "per-test outcomes run pytest with --junitxml=/logs/verifier/junit.xml, or write a CTRF report "
+               "to /logs/verifier/ctrf.json")
 
 
 def _name(path: str) -> str:
@@ -44,6 +54,13 @@ def read_reward(files: dict[str, bytes]) -> tuple[float | None, dict]:
     return from_json, extra
 
 
+def reward_only(files: dict[str, bytes], test_sh: str) -> bool:
+    """A reward and no outcome file, from a test.sh that never asks for one (see the module's doc)."""
+    names = {_name(k) for k in files}
+    asks = any(word in test_sh.lower() for word in ("junit", "ctrf"))
+    return not asks and bool(names & {"reward.txt", "reward.json"}) and not names & set(OUTCOME_FILES)
+
+
 def read_tests(files: dict[str, bytes]) -> list[dict]:
     """Per-test outcomes from junit.xml, else from ctrf.json (empty when neither is there)."""
     by_name = {_name(k): v for k, v in files.items()}
@@ -60,6 +77,8 @@ def contradiction(reward: float | None, tests: list[dict], extra: dict) -> str |
     """Why this reward cannot be believed, or None. Checked before any verdict is drawn."""
     if reward is None:
         return None
+    if not tests and extra.get("reward_only"):
+        return None                     # believed, with REWARD_ONLY as the warning
     if not tests:
         return (f"the tests reported reward {reward:g} but no per-test outcomes: 0 tests collected "
                 "(no test case in /logs/verifier/junit.xml or ctrf.json), so nothing was checked")

@@ -1,5 +1,6 @@
 """A reward is believed only together with the per-test outcomes it summarises."""
-from pipeline.verify.reward import contradiction, read_reward, read_tests
+from pipeline.synth.test_sh import TEST_SH
+from pipeline.verify.reward import REWARD_ONLY, contradiction, read_reward, read_tests, reward_only
 
 PASS = {"name": "test_a", "outcome": "passed", "message": ""}
 FAIL = {"name": "test_b", "outcome": "failed", "message": "assert"}
@@ -35,3 +36,23 @@ def test_zero_tests_or_only_skips_prove_nothing():
 def test_ctrf_is_read_when_there_is_no_junit():
     files = {"verifier/ctrf.json": b'{"results": {"tests": [{"name": "t", "status": "passed"}]}}'}
     assert read_tests(files) == [{"name": "t", "outcome": "passed", "message": ""}]
+
+
+REWARD_ONLY_SH = "#!/bin/bash\n[ \"$(cat /app/sum.txt)\" = 6 ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n"
+
+
+def test_a_test_sh_that_never_asks_for_outcomes_is_believed_on_its_reward_alone():
+    files = {"verifier/reward.txt": b"1\n"}
+    assert reward_only(files, REWARD_ONLY_SH)
+    reward, extra = read_reward(files)
+    assert contradiction(reward, read_tests(files), {**extra, "reward_only": True}) is None
+    assert "--junitxml=/logs/verifier/junit.xml" in REWARD_ONLY   # says how to emit outcomes
+
+
+def test_a_test_sh_that_asks_for_outcomes_and_leaves_none_is_still_a_contradiction():
+    # our own test.sh names JUnit: pytest stopped before writing it (a planted ini or conftest) proves nothing
+    files = {"verifier/reward.txt": b"1\n"}
+    assert not reward_only(files, TEST_SH)
+    assert not reward_only({**files, "verifier/junit.xml": b"<testsuite/>"}, REWARD_ONLY_SH)  # a file naming no test
+    assert not reward_only({}, REWARD_ONLY_SH)                                                # no reward either
+    assert "0 tests collected" in contradiction(1.0, [], {})
