@@ -99,6 +99,8 @@ def test_a_dev_corpus_batch_honours_its_skills(dev_graph_template, tmp_path):
           f"{figures.steps} steps, honoured {figures.honoured_share:.3f} {figures.levels}; due {due}; "
           f"missing {coverage.missing}")
     assert len(fids) >= 40, f"only {len(fids)} of {len(work)} paths gave a task"
-    assert dead_ends <= 0.1 * len(work), dead_ends
+    # 13 of 100 since curation accepts thin-but-concrete skills (issue 25), whose steps leave state
+    # fewer families read; the path is recorded as a dead end, never filled with a look-alike
+    assert dead_ends <= 0.15 * len(work), dead_ends
     assert figures.honoured_share >= 0.75, figures
     assert set(due) <= set(coverage.covered), coverage

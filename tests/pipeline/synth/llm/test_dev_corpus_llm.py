@@ -140,7 +140,9 @@ def test_correct_scripted_replies_of_real_paths_raise_no_static_alarm(dev_paths)
                     **dict.fromkeys(("instruction.md", "task.toml", "tests/test.sh"), b"")}).validate()
         alarms += [(pid, a) for a in found]
     print(f"scripted replies of {served} of {len(contexts)} dev paths checked: {len(alarms)} static alarms")
-    assert served >= 0.6 * len(contexts), served
+    # enough real paths to mean something: 59 of 100 since curation accepts thin-but-concrete skills
+    # (issue 25), more of which no recipe family serves (62 before)
+    assert served >= 0.5 * len(contexts), served
     assert not alarms, alarms[:10]
 
 
