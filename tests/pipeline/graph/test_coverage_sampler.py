@@ -183,8 +183,8 @@ def test_the_target_on_the_demo_graph(graph_workspace):
 
 
 def test_the_target_on_the_dev_corpus_graph(dev_graph_template, tmp_path):
-    # measured 1.44x (5 seeds, 200 paths; 1.46x at 400): chains of one-way scenarios force
-    # repeats once their pairs are taken, so this graph sits closer to the target
+    # measured 1.32x (5 seeds, 200 paths) on the graph of issue 25's curation (409 clusters, 1,088
+    # pairs; 1.29x with the old TWO_STEP 4.0); 1.44x on the sparser graph before it
     import shutil
 
     from workbench.workspace import Workspace
