@@ -23,11 +23,13 @@ KEEP_P = 0.8
 
 @pytest.fixture(scope="module")
 def recipe_template(graph_workspace_template, tmp_path_factory):
-    """(workspace root, accepted task ids) — six demo paths synthesized offline and verified."""
+    """(workspace root, accepted task ids) — eight demo paths synthesized offline and verified (six
+    stopped being enough when curation changed the demo graph: every task's last scenario was one no
+    skill leaves, so none had a harder variant)."""
     root = tmp_path_factory.mktemp("evolve") / "ws"
     shutil.copytree(graph_workspace_template, root)
     ws = Workspace.open(root)
-    report = run_synth(ws, n_paths=6, seed=1, concurrency=2)
+    report = run_synth(ws, n_paths=8, seed=1, concurrency=2)
     ids = sorted(task_store.accepted_tasks(ws.db).task_id)
     assert len(ids) >= 4, report.as_dict()
     return root, ids
