@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+from pipeline.synth.fidelity_rubric import SCORES
+
 LEVELS = ("tool", "artifact", "category-only")
 HONOURED = ("tool", "artifact")      # a step that uses something its skill names
 
@@ -65,7 +67,7 @@ def categories_due(accepted_per_category: Mapping[str, int], at_least: int = 10)
     return tuple(sorted(c for c, n in accepted_per_category.items() if n >= at_least))
 
 
-RUBRIC = (2, 1, 0)   # pipeline.synth.fidelity_rubric.SCORES: exercises / shares a tool or format / unrelated
+RUBRIC = tuple(sorted(SCORES, reverse=True))   # 2 exercises, 1 shares a tool or format, 0 unrelated
 
 
 @dataclass(frozen=True)
