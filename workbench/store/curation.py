@@ -60,10 +60,18 @@ def recent_batches(db: Database, limit: int = 20) -> pd.DataFrame:
             """SELECT e.batch_id, any_value(e.author) AS author, max(e.created_at) AS "at",
                       count(*) AS changes,
                       string_agg(coalesce(s.name, e.skill_id) || ': ' || e.field || ' → ' ||
-                                 coalesce(e.new_value, '(parsed value)'), '; ') AS summary,
+                                 coalesce(e.new_value,
+                                          -- an undo that removes the override restores the value
+                                          -- beneath it: name it, not "(parsed value)"
+                                          CASE e.field WHEN 'status' THEN a.auto_status || ' (filters'' verdict)'
+                                                       WHEN 'category' THEN s.category || ' (as parsed)'
+                                                       WHEN 'name' THEN s.name || ' (as parsed)'
+                                                       WHEN 'description' THEN s.description || ' (as parsed)'
+                                          END, '(as parsed)'), '; ') AS summary,
                       any_value(e.undoes_batch) AS undoes_batch,
                       EXISTS (SELECT 1 FROM curation_events u WHERE u.undoes_batch = e.batch_id) AS undone
                FROM curation_events e LEFT JOIN skills s ON s.id = e.skill_id
+                    LEFT JOIN skill_auto_status a ON a.id = e.skill_id
                GROUP BY e.batch_id ORDER BY "at" DESC LIMIT ?""", [limit]).df()
 
 

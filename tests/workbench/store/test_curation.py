@@ -53,6 +53,10 @@ def test_undo_restores_parsed_values_and_is_itself_an_event(two_skills):
     assert _status(ws, a) == "accepted"
     assert skill_store.skill_detail(ws.db, b)["name"] == "count-words"
     hist = curation.recent_batches(ws.db).set_index("batch_id")
+    # the history names the value an undo restores (the browser walk read "status → (parsed value)")
+    assert "(parsed value)" not in hist.loc[undo, "summary"]
+    assert "sort-lines: status → accepted (filters' verdict)" in hist.loc[undo, "summary"]
+    assert "count-words: name → count-words (as parsed)" in hist.loc[undo, "summary"]
     assert bool(hist.loc[batch, "undone"]) and hist.loc[undo, "undoes_batch"] == batch
     assert hist.loc[undo, "author"] == "bob"
     with pytest.raises(curation.CurationError, match="already undone"):
