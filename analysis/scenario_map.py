@@ -222,11 +222,17 @@ class MergeScope:
         return self.clusters > MERGE_ASK_AGAIN_CLUSTERS or len(self.topics) > 1
 
     def summary(self) -> str:
-        topics = f"{len(self.topics)} HDBSCAN topic{'s' if len(self.topics) != 1 else ''}"
-        if self.no_topic:
-            topics += f" (and {self.no_topic} scenario(s) in no topic)"
-        return (f"This merge joins {self.clusters:,} dedup clusters ({self.scenarios:,} scenarios) "
-                f"from {topics} into one cluster.")
+        """What the merge joins, then where its scenarios lie on the map, in the map's own words
+        ("topic 3", "no topic"): one sentence per fact, not a count of topics in parentheses."""
+        head = (f"This merge joins {self.clusters:,} dedup clusters ({self.scenarios:,} scenarios) "
+                f"into one cluster.")
+        where = _topics_named(self.topics) if self.topics else ""
+        if not self.no_topic:
+            return f"{head} On the map, all {self.scenarios:,} lie in {where}."
+        if not self.topics:
+            return f"{head} On the map, none lies in a topic: all {self.scenarios:,} are “no topic” (HDBSCAN noise)."
+        return (f"{head} On the map, {self.no_topic:,} of them are “no topic” (HDBSCAN noise) and "
+                f"{self.scenarios - self.no_topic:,} lie in {where}.")
 
     def warning(self) -> str:
         why = []
@@ -236,6 +242,15 @@ class MergeScope:
             why.append(f"clusters from {len(self.topics)} different topics")
         return (f"This joins {' and '.join(why)}. The map is coloured by topic, but a selection takes "
                 f"every dedup cluster it touches: check the list below before merging.")
+
+
+def _topics_named(topics: tuple[int, ...], most: int = 4) -> str:
+    """"topic 2", "topics 0 and 3", "topics 0, 1 and 5"; past `most`, a count ("7 topics")."""
+    if len(topics) == 1:
+        return f"topic {topics[0]}"
+    if len(topics) > most:
+        return f"{len(topics)} topics"
+    return "topics " + ", ".join(map(str, topics[:-1])) + f" and {topics[-1]}"
 
 
 def merge_scope(members: pd.DataFrame, ids: Iterable[int]) -> MergeScope:
@@ -255,6 +270,13 @@ def _quoted(cluster: Mapping, n: int = 60) -> str:
     return f"“{short(cluster.get('canonical', ''), n)}” ({int(cluster.get('size', 0))})"
 
 
+def _scenario_label(scenario_id: str) -> str:
+    """"scenario 3f2a9c1d:post" from a scenario id (skill id, colon, role): for edits recorded
+    before the moved scenarios' skills were."""
+    skill, _, role = str(scenario_id).rpartition(":")
+    return f"scenario {skill[:8]}:{role}" if skill else f"scenario {scenario_id}"
+
+
 def _edit_summary(kind: str, payload: object) -> str:
     """One line per edit, in the texts and sizes the clusters had when the edit was made
     (edits made before those were recorded fall back to counts: cluster ids are renumbered
@@ -272,8 +294,10 @@ def _edit_summary(kind: str, payload: object) -> str:
         groups = p.get("groups", [])
         moved = len(groups[-1]) if groups else 0
         texts = p.get("moved_texts") or []
-        what = f"“{short(texts[0], 60)}”" + (f" and {len(texts) - 1} more" if len(texts) > 1 else "") \
-            if texts else f"{moved} scenario(s)"
+        # the moved text is often the source's canonical text word for word: name whose scenario moved
+        who = p.get("moved_members") or [_scenario_label(s) for s in (groups[-1] if groups else [])]
+        what = (f"“{short(texts[0], 60)}”" + (f" ({who[0]})" if who else "")
+                + (f" and {len(texts) - 1} more" if len(texts) > 1 else "")) if texts else f"{moved} scenario(s)"
         cluster = p.get("cluster")
         source = _quoted(cluster) if isinstance(cluster, Mapping) else f"a cluster of {sum(map(len, groups))}"
         return f"split {what} off {source}"

@@ -46,10 +46,13 @@ def split(ws: Workspace, cluster_id: int, moved: list[str], author: str,
     if not moved_set or moved_set == ids:
         raise ValueError("choose some, but not all, scenarios of the cluster to split off")
     cluster = _as_they_were(store.clusters_table(ws.db), [cluster_id])
+    gone = members[members["scenario_id"].isin(moved_set)]
     store.add_edit(ws.db, "split", {
         "groups": [sorted(ids - moved_set), sorted(moved_set)],
         "cluster": cluster[0] if cluster else None,
-        "moved_texts": members[members["scenario_id"].isin(moved_set)]["text"].astype(str).tolist()}, author)
+        "moved_texts": gone["text"].astype(str).tolist(),
+        # who moved, as the split picker names them: the text alone often equals the cluster's own
+        "moved_members": [f"{k} · {r}" for k, r in zip(gone["skill_name"], gone["role"])]}, author)
     return build_graph(ws, opts)
 
 

@@ -104,10 +104,18 @@ def test_merge_scope_counts_clusters_and_topics_and_asks_again_past_the_threshol
     scope = sm.merge_scope(m, same_topic)
     assert (scope.clusters, scope.scenarios, scope.topics, scope.no_topic) == (3, 12, (0,), 0)
     assert not scope.ask_again
-    assert scope.summary() == "This merge joins 3 dedup clusters (12 scenarios) from 1 HDBSCAN topic into one cluster."
+    assert scope.summary() == ("This merge joins 3 dedup clusters (12 scenarios) into one cluster. "
+                               "On the map, all 12 lie in topic 0.")
     mixed = sm.merge_scope(m, [0, 1, 2])
     assert mixed.topics == (0, 1) and mixed.no_topic == 4 and mixed.ask_again
-    assert "2 different topics" in mixed.warning() and "(and 4 scenario(s) in no topic)" in mixed.summary()
+    assert "2 different topics" in mixed.warning()
+    # The walk read "(9 scenarios) from 1 HDBSCAN topic (and 5 in no topic)": say which topics, and
+    # how many scenarios lie where, in the map's legend words.
+    assert mixed.summary() == ("This merge joins 3 dedup clusters (12 scenarios) into one cluster. On the map, "
+                               "4 of them are “no topic” (HDBSCAN noise) and 8 lie in topics 0 and 1.")
+    assert "from 1 HDBSCAN topic" not in scope.summary()
+    noise = sm.merge_scope(m, [0, 4])  # both in no topic
+    assert noise.summary().endswith("none lies in a topic: all 8 are “no topic” (HDBSCAN noise).")
     many = sm.merge_scope(m, list(range(1, 50, 4)))  # 13 clusters of topic 0
     assert many.topics == (0,) and many.clusters == sm.MERGE_ASK_AGAIN_CLUSTERS + 3 and many.ask_again
     assert f"more than {sm.MERGE_ASK_AGAIN_CLUSTERS} clusters" in many.warning()
@@ -129,9 +137,28 @@ def test_edit_history_names_texts_and_sizes_as_they_were_never_cluster_ids():
     v = sm.edit_history_view(h)
     assert v["what"].tolist() == [
         "renamed “Old text” (4) to “New text”",
-        "split “A moved one” off “A state number 0” (3)",
+        "split “A moved one” (scenario c) off “A state number 0” (3)",
         "merged 5 clusters (7 scenarios): “A state number 0” (10) + “A state number 1” (9) + "
         "“A state number 2” (8) + 2 more",
         "merged 2 clusters (3 scenarios)"]  # an edit from before texts were recorded: no ids
     assert v["undone"].tolist() == [False, False, False, True]
     assert sm.edit_history_view(h.iloc[0:0]).empty
+
+
+def test_split_history_names_whose_scenario_moved():
+    # The walk read "split 'A CSV table is in the working directory.' off 'A CSV table is in the
+    # working directory.'": the moved scenario's text was the cluster's own; name its skill and role.
+    same = "A CSV table is in the working directory."
+    h = pd.DataFrame({"edit_id": ["e2", "e1"], "kind": ["split", "split"],
+                      "payload": [json.dumps({"groups": [["a:pre", "b:pre"], ["c:pre"]], "moved_texts": [same],
+                                              "moved_members": ["csv-stats · pre"],
+                                              "cluster": {"canonical": same, "size": 3}}),
+                                  # recorded before the members were: the scenario id stands in
+                                  json.dumps({"groups": [["a:pre"], ["0123456789abcdef:post", "x:pre"]],
+                                              "moved_texts": [same, "Another"],
+                                              "cluster": {"canonical": same, "size": 3}})],
+                      "author": ["ann", "ann"], "created_at": [datetime(2025, 1, 2), datetime(2025, 1, 1)],
+                      "undone_at": [None, None]})
+    assert sm.edit_history_view(h)["what"].tolist() == [
+        f"split “{same}” (csv-stats · pre) off “{same}” (3)",
+        f"split “{same}” (scenario 01234567:post) and 1 more off “{same}” (3)"]

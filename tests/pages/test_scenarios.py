@@ -189,9 +189,10 @@ def test_merge_dialog_says_what_it_joins_and_asks_again_past_the_threshold(graph
     assert any(f"in {len(ids)} dedup clusters from {len(topics)} topic(s)" in c.value for c in at.caption)
     button(at, "merge_open").click().run()
     assert not at.exception, at.exception
-    topic_word = "topic" if len(topics) == 1 else "topics"
-    assert any(m.value.startswith(f"This merge joins {len(ids)} dedup clusters ({len(points)} scenarios) from "
-                                  f"{len(topics)} HDBSCAN {topic_word}") for m in at.markdown)
+    summary = sm.merge_scope(members, ids).summary()
+    assert summary.startswith(f"This merge joins {len(ids)} dedup clusters ({len(points)} scenarios) into one "
+                              f"cluster. On the map, ")
+    assert any(m.value == summary for m in at.markdown)
     assert any(f"more than {sm.MERGE_ASK_AGAIN_CLUSTERS} clusters" in w.value for w in at.warning)
     assert button(at, "merge_confirm").disabled  # asked again: nothing merges until confirmed
     at.checkbox(key="merge_sure").check().run()
@@ -212,7 +213,7 @@ def test_a_small_merge_in_one_topic_is_not_asked_twice(graph_workspace, monkeypa
     points, _ = _two_clusters(ws)
     at = _page_with_lasso(ws, monkeypatch, points)
     button(at, "merge_open").click().run()
-    assert any(m.value.startswith("This merge joins 2 dedup clusters") and "from 1 HDBSCAN topic " in m.value
+    assert any(m.value.startswith("This merge joins 2 dedup clusters") and " lie in topic " in m.value
                for m in at.markdown)
     assert not [c for c in at.checkbox if c.key == "merge_sure"] and not button(at, "merge_confirm").disabled
 

@@ -53,6 +53,7 @@ def test_edits_record_texts_and_sizes_as_they_were(graph_workspace):
     split = json.loads(store.edit_history(ws.db).iloc[0]["payload"])
     assert split["cluster"] == {"canonical": now["canonical"], "size": int(now["size"])}
     assert split["moved_texts"] == [moved["text"]]
+    assert split["moved_members"] == [f"{moved['skill_name']} · {moved['role']}"]
     target = store.clusters_table(ws.db).iloc[3]
     edits.rename(ws, int(target["cluster_id"]), "A new name", author="t")
     rename = json.loads(store.edit_history(ws.db).iloc[0]["payload"])
