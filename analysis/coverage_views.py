@@ -20,7 +20,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from analysis.display import short
-from analysis.figures import clear_of_toolbar
+from analysis.figures import clear_of_toolbar, count_ticks
 
 HEATMAP_ROWS = 40
 
@@ -111,8 +111,11 @@ def _heat_trace(matrix: pd.DataFrame, ylabels: list[str], zmax: float | None, **
 
 
 def _heat_layout(fig: go.Figure, n_rows: int, title: bool) -> None:
+    # the top margin clears the toolbar, which otherwise covers the top right cells and the colour
+    # bar's title
     fig.update_layout(height=max(320, 19 * n_rows + 150), margin=dict(l=0, r=0, t=40 if title else 10, b=0),
                       plot_bgcolor="#ffffff")
+    clear_of_toolbar(fig)
     fig.update_yaxes(autorange="reversed", tickfont=dict(size=11), showgrid=False)
     fig.update_xaxes(tickangle=-40, tickfont=dict(size=11), showgrid=False, side="bottom")
 
@@ -120,8 +123,9 @@ def _heat_layout(fig: go.Figure, n_rows: int, title: bool) -> None:
 def coverage_heatmap(matrix: pd.DataFrame, title: str = "", zmax: float | None = None, label_len: int = 48,
                      show_scale: bool = True) -> go.Figure:
     """Visits per (cluster row × category column); blank cells were not visited."""
-    fig = go.Figure(_heat_trace(matrix, _unique_labels(matrix.index, label_len), zmax, showscale=show_scale,
-                                colorbar=dict(title="visits", thickness=12)))
+    trace = _heat_trace(matrix, _unique_labels(matrix.index, label_len), zmax, showscale=show_scale)
+    trace.update(colorbar=dict(title="visits", thickness=12, **count_ticks(trace.zmax)))
+    fig = go.Figure(trace)
     _heat_layout(fig, len(matrix), bool(title))
     if title:
         fig.update_layout(title=dict(text=title, font=dict(size=14)))
@@ -140,7 +144,7 @@ def coverage_heatmap_pair(left: pd.DataFrame, right: pd.DataFrame, titles: tuple
     fig.add_trace(_heat_trace(left, ylabels, zmax, coloraxis="coloraxis"), row=1, col=1)
     fig.add_trace(_heat_trace(right, ylabels, zmax, coloraxis="coloraxis"), row=1, col=2)
     fig.update_layout(coloraxis=dict(colorscale=HEAT_SCALE, cmin=1, cmax=zmax,
-                                     colorbar=dict(title="visits", thickness=12)))
+                                     colorbar=dict(title="visits", thickness=12, **count_ticks(zmax))))
     _heat_layout(fig, len(left), True)
     fig.update_annotations(font=dict(size=13))
     return fig
@@ -241,14 +245,27 @@ def growth_curves(steps_by_batch: Mapping[str, pd.DataFrame], n_paths: Mapping[s
 
 
 def growth_figure(curves: pd.DataFrame, universe: int | None = None) -> go.Figure:
+    """Unique pairs after each path, one line per batch. The y axis is scaled to the curves (with
+    the axis up to a universe of hundreds of pairs, curves of a few dozen lay flat on 0); the
+    universe is stated in a note, and drawn as a line only once the curves near it."""
     fig = px.line(curves, x="paths", y="unique_pairs", color="batch",
                   color_discrete_sequence=["#1f77b4", "#d62728", "#2ca02c", "#9467bd"])
+    top = int(curves["unique_pairs"].max()) if len(curves) else 0
+    y_max = max(top * 1.15, 1.0)
     if universe:
-        fig.add_hline(y=universe, line_dash="dot", line_color="#888",
-                      annotation_text=f"all {universe} pairs", annotation_position="top left")
+        if top >= 0.8 * universe:
+            y_max = universe * 1.05
+            fig.add_hline(y=universe, line_dash="dot", line_color="#888",
+                          annotation_text=f"all {universe:,} pairs", annotation_position="bottom right")
+        fig.add_annotation(xref="paper", yref="paper", x=0.01, y=0.99, xanchor="left", yanchor="top",
+                           showarrow=False, align="left", font=dict(size=12, color="#555"),
+                           text=f"universe: {universe:,} pairs; the highest curve reaches {top:,} "
+                                f"({top / universe:.1%})")
     fig.update_layout(height=380, margin=dict(l=0, r=0, t=10, b=0), xaxis_title="paths sampled",
                       yaxis_title="unique (scenario, skill) pairs",
                       legend=dict(title="", orientation="h", yanchor="bottom", y=1.02, x=0))
+    fig.update_yaxes(range=[0, y_max], **count_ticks(y_max))
+    fig.update_xaxes(**count_ticks(curves["paths"].max() if len(curves) else 0))
     return clear_of_toolbar(fig)
 
 

@@ -22,6 +22,15 @@ def clear_of_toolbar(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def count_ticks(vmax: float, small: int = 10) -> dict:
+    """Axis (or colour bar) settings for a count: whole-number labels, and a tick per unit while
+    the counts are small, where plotly would otherwise tick 0.5 or 1.2."""
+    ticks: dict = {"tickformat": ",d"}
+    if vmax <= small:
+        ticks.update(tick0=0, dtick=1)
+    return ticks
+
+
 def skills_by_category(counts: pd.DataFrame) -> go.Figure:
     """Horizontal stacked bars: skills per category, split by curation status."""
     fig = px.bar(counts, x="skills", y="category", color="status", orientation="h",

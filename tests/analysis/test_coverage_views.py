@@ -35,6 +35,17 @@ def test_heatmap_matrix_orders_rows_by_visits_and_pairs_share_rows():
     assert [an.text for an in pair.layout.annotations] == ["left batch", "right batch"]
 
 
+def test_heatmaps_clear_the_toolbar_and_tick_visits_in_whole_numbers():
+    # The walk: the toolbar covered the top right cells and the colour bar's title; visits ticked 1.2.
+    from analysis.figures import TOOLBAR_PX
+    m = pd.DataFrame([[1, 3], [2, 0]], index=["c1", "c2"], columns=["git", "files"])
+    fig = cv.coverage_heatmap(m)
+    assert fig.layout.margin.t >= TOOLBAR_PX
+    assert fig.data[0].colorbar.dtick == 1 and fig.data[0].colorbar.tickformat == ",d"
+    pair = cv.coverage_heatmap_pair(m, m, ("a", "b"))
+    assert pair.layout.margin.t >= TOOLBAR_PX and pair.layout.coloraxis.colorbar.dtick == 1
+
+
 def test_heatmap_labels_stay_unique_after_truncation():
     m = pd.DataFrame([[1], [2]], index=["x" * 80 + "1", "x" * 80 + "2"], columns=["git"])
     fig = cv.coverage_heatmap(m, label_len=20)
@@ -92,6 +103,21 @@ def test_growth_curves_and_universe():
     assert cv.effective_universe(10, steps) == (10, False)
     assert cv.effective_universe(3, steps) == (4, True)
     assert cv.effective_universe(None, steps) == (4, False)
+
+
+def test_growth_figure_scales_to_the_curves_and_states_the_universe():
+    # The walk saw both curves (~20 pairs) flat on 0 under an axis that ran to the 714-pair universe.
+    curves = pd.DataFrame({"batch": ["a"] * 3 + ["b"] * 3, "paths": [1, 2, 3] * 2,
+                           "unique_pairs": [5, 12, 21, 4, 9, 17]})
+    fig = cv.growth_figure(curves, universe=714)
+    top = fig.layout.yaxis.range[1]
+    assert 21 <= top < 30
+    assert not [s for s in fig.layout.shapes if s.y0 == 714]  # no line at 714 stretching the axis
+    assert any("714" in a.text and "21" in a.text for a in fig.layout.annotations)
+    assert fig.layout.yaxis.tickformat == ",d" and fig.layout.xaxis.dtick == 1  # counts: whole ticks
+    near = cv.growth_figure(curves.assign(unique_pairs=curves["unique_pairs"] * 30), universe=714)
+    assert near.layout.yaxis.range[1] >= 714  # curves near the universe: its line is drawn
+    assert cv.growth_figure(curves).layout.yaxis.range[1] < 30
 
 
 def test_batch_labels_and_default_pair():
