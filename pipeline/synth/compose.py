@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pipeline.taxonomy import CATEGORIES, normalize_category
 from workbench.sandbox.bundle import TaskBundle
@@ -21,12 +21,18 @@ from . import layout
 from .limits import MAX_STEPS
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
+from .exercise.package import SkillPackage, package_slug
+from .exercise.plan import ExercisePlan, exercise_plan
+from .exercise.step import RECIPE_NAME as EXERCISE, build_exercise, ref_files
 from .skill_fit import (NoRecipeError, RepeatedFamilyError, SkillParts, StepFidelity, fitting_tiers,
-                        step_fidelity)
+                        rubric_fidelity, step_fidelity)
 
-SYNTH_VERSION = "3"   # 3: families chosen by the skill's tools and state kinds (v2 tasks are not reused)
+SYNTH_VERSION = "4"   # 4: skill-exercise steps and shipped skill packages (v3 tasks are not reused)
 MAX_ADAPTERS = 3
 MAX_FAMILY_USES = 2   # steps of one task that may use one family (never two in a row either)
+# Stands in the task's recipe list for an exercise step (never chosen as a family: not registered).
+EXERCISE_RECIPE = Recipe(EXERCISE, "skill-exercise", "Run the skill's own workflow", accepts=lambda a: False,
+                         seed=None, build=None, weight=2)
 
 
 @dataclass(frozen=True)
@@ -38,6 +44,7 @@ class PathStep:
     src_anchor: str      # scenario cluster id before the step
     dst_anchor: str      # after
     parts: SkillParts = SkillParts()   # its tools, state kinds, steps and body (none: category only)
+    package: SkillPackage | None = None  # its package files (read in the driver), for shipping and exercise
 
 
 @dataclass
@@ -50,6 +57,7 @@ class SynthesizedTask:
     task_id: str         # see `task_id_for`
     near_dup_key: str    # see `near_duplicate_key`
     fidelity: list[StepFidelity] = field(default_factory=list)   # per composed step
+    exercise_gaps: list[str] = field(default_factory=list)   # "<skill>: why no step exercises it"
 
 
 def step_category(step: PathStep) -> str:
@@ -119,29 +127,63 @@ def plan_steps(steps: list[PathStep], exact: bool = False) -> list[tuple[PathSte
     steps, a one-step path left at one: an evolved variant, whose steps were chosen already)."""
     chosen = [(s, step_category(s)) for s in steps[:MAX_STEPS]]
     if len(chosen) == 1 and not exact:
-        chosen.append(chosen[0])        # a second step of the same category family
+        # a second step of the same category family (a recipe: the same exercise twice says nothing new)
+        chosen.append((replace(chosen[0][0], package=None), chosen[0][1]))
     return chosen
 
 
-def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None = None, exact: bool = False
-            ) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
-    """Build every step's fragment. `force` pins the family per step (None: drawn); `exact`: see plan_steps."""
+def exercise_plans(planned: list[tuple[PathStep, str]], force: list[str | None] | None = None, enabled: bool = True
+                   ) -> tuple[list[ExercisePlan | None], list[str]]:
+    """Per planned step, the plan of a step that runs the skill's own workflow (None: a recipe step,
+    connective, claiming nothing), and for each skill no step exercises, why ("<skill>: <reason>").
+    `force` pins a step to an exercise (EXERCISE) or to a recipe family (any other name)."""
+    plans: list[ExercisePlan | None] = []
+    gaps: dict[str, str] = {}
+    for k, (s, _) in enumerate(planned):
+        pinned = force[k] if force and k < len(force) else None
+        found = exercise_plan(s.skill_id, s.skill_name, s.description, s.parts.body, tuple(s.parts.tools),
+                              s.package) if enabled else "skill packages are not shipped with this batch's tasks"
+        if pinned == EXERCISE and not isinstance(found, ExercisePlan):
+            raise SynthesisError(f"step {k + 1} is pinned to an exercise of {s.skill_name}, which has none: {found}")
+        use = isinstance(found, ExercisePlan) and pinned in (None, EXERCISE) and s.package is not None
+        plans.append(found if use else None)
+        if not use and s.package is not None:
+            gaps.setdefault(s.skill_id, f"{s.skill_name.strip() or s.skill_id}: "
+                            + (found if isinstance(found, str) else "a recipe family was pinned"))
+    exercised = {p.skill_id for p in plans if p is not None}
+    return plans, [g for sid, g in gaps.items() if sid not in exercised]
+
+
+def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None = None, exact: bool = False,
+            exercise: bool = True) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
+    """Build every step's fragment. `force` pins the family per step (None: drawn); `exact`: see plan_steps;
+    `exercise`: a step whose skill's own workflow can run in the task runs it (pipeline.synth.exercise)."""
     if not steps:
         raise SynthesisError("an empty path has no steps to compose")
     key = "|".join(s.skill_id for s in steps)
     planned = plan_steps(steps, exact)
-    tiers_of = [step_families(s, c) for s, c in planned]    # every unfit skill is reported before any work
+    plans, gaps = exercise_plans(planned, force, exercise)
+    tiers_of: list[list[list[Recipe]] | None] = []
+    for k, ((s, c), plan) in enumerate(zip(planned, plans)):
+        try:   # every unfit skill is reported before any work
+            tiers_of.append(None if plan is not None else step_families(s, c))
+        except NoRecipeError:
+            if not (k == 1 and len(steps) == 1 and plans[0] is not None):
+                raise
+            planned, plans = planned[:1], plans[:1]   # an exercised one-skill path needs no recipe step
     try:
-        return _compose_salted(planned, tiers_of, seed, key, force)
+        ctx, built = _compose_salted(planned, tiers_of, plans, seed, key, force)
     except RepeatedFamilyError:
         if len(steps) != 1 or force:
             raise
         # A one-skill path is doubled into two steps; when only one family can serve both, the
         # skill makes a one-step task rather than the same family twice.
-        return _compose_salted(planned[:1], tiers_of[:1], seed, key, force)
+        ctx, built = _compose_salted(planned[:1], tiers_of[:1], plans[:1], seed, key, force)
+    ctx.exercise_gaps = gaps
+    return ctx, built
 
 
-def _compose_salted(planned, tiers_of, seed: int, key: str, force: list[str] | None):
+def _compose_salted(planned, tiers_of, plans, seed: int, key: str, force: list[str] | None):
     if not force:
         _check_no_forced_repeat(planned, tiers_of)
     # The data drawn for early steps decides what later families can read; on the rare dead end
@@ -149,7 +191,7 @@ def _compose_salted(planned, tiers_of, seed: int, key: str, force: list[str] | N
     for salt in range(5):
         try:
             rng = random.Random(f"{seed}|{key}" + (f"|{salt}" if salt else ""))
-            return _compose(planned, tiers_of, rng, force)
+            return _compose(planned, tiers_of, plans, rng, force)
         except SynthesisError:
             if salt == 4 or force:
                 raise
@@ -158,10 +200,12 @@ def _compose_salted(planned, tiers_of, seed: int, key: str, force: list[str] | N
 
 def _barred(used: list[str]) -> set[str]:
     """Families the next step may not use: the previous step's, and those used twice already."""
-    return set(used[-1:]) | {f for f in set(used) if used.count(f) >= MAX_FAMILY_USES}
+    return set(used[-1:]) | {f for f in set(used) if used.count(f) >= MAX_FAMILY_USES and f != EXERCISE}
 
 
-def _sole_family(tiers: list[list[Recipe]]) -> str | None:
+def _sole_family(tiers: list[list[Recipe]] | None) -> str | None:
+    if tiers is None:    # an exercise step: no family
+        return None
     names = {r.name for t in tiers for r in t}
     return next(iter(names)) if len(names) == 1 else None
 
@@ -248,7 +292,8 @@ def _open_tiers(tiers: list[list[Recipe]], used: list[str], spare: str | None) -
     return sparing + [t for t in open_ if t not in sparing]
 
 
-def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recipe]]], rng: random.Random,
+def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recipe]] | None],
+             plans: list[ExercisePlan | None], rng: random.Random,
              force: list[str] | None) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
     ctx = StepContext(rng)
     built: list[tuple[Recipe, list[Recipe], Fragment]] = []
@@ -256,6 +301,18 @@ def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recip
     art: Artifact | None = None
     for k, (step, cat) in enumerate(planned, 1):
         ctx.index, ctx.skill, ctx.skill_tools = k, step.skill_name, step.parts.evidence_tools
+        plan = plans[k - 1]
+        if plan is not None:
+            # The skill's own workflow on inputs of its own: a side branch, so the recipe chain goes
+            # on from what the last recipe step left.
+            frag = build_exercise(ctx, plan)
+            ctx.packages[plan.package.slug] = plan.package
+            ctx.test_files.update(ref_files(plan))
+            built.append((EXERCISE_RECIPE, [], frag))
+            ctx.fidelity.append(rubric_fidelity(k, step.skill_id, step.skill_name, EXERCISE, frag.solve,
+                                                step.parts, [], [], step.description))
+            used.append(EXERCISE)
+            continue
         tiers = tiers_of[k - 1]
         forced = bool(force and k <= len(force) and force[k - 1])
         if forced:
@@ -266,7 +323,7 @@ def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recip
             if not tiers:
                 raise RepeatedFamilyError(step.skill_name.strip() or step.skill_id, k,
                                           sorted({r.name for t in tiers_of[k - 1] for r in t}), used)
-        nxt = [r for t in tiers_of[k] for r in t] if k < len(planned) else None
+        nxt = [r for t in tiers_of[k] for r in t] if k < len(planned) and tiers_of[k] is not None else None
         nstep = planned[k][0] if k < len(planned) else None
         for family in tiers:   # the best tier that can read what the previous step left
             if _attempt(ctx.clone(), art, family, used, nxt, forced, step, nstep) is not None:
@@ -333,11 +390,13 @@ def near_duplicate_key(built) -> str:
 
 
 def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: str = "",
-                    *, force: list[str | None] | None = None, variant: dict | None = None) -> SynthesizedTask:
+                    *, force: list[str | None] | None = None, variant: dict | None = None,
+                    ship_skills: bool = True) -> SynthesizedTask:
     """`variant`: an evolved variant's identity (pipeline/evolve/offline_operator): its `task_id` and
     `name` instead of the hash of its steps, and `lineage` (parent_id, operator, steps) for task.toml;
-    its steps are composed exactly (plan_steps)."""
-    ctx, built = compose(steps, seed, force=force, exact=variant is not None)
+    its steps are composed exactly (plan_steps). `ship_skills`: the claimed skills' packages travel
+    with the task under /skills (off: no package, and so no step can run a skill's own script)."""
+    ctx, built = compose(steps, seed, force=force, exact=variant is not None, exercise=ship_skills)
     planned = plan_steps(steps, exact=variant is not None)
     recipes = [r.name for r, _, _ in built]
     task_id = variant["task_id"] if variant else task_id_for(steps, seed, base_image)
@@ -350,7 +409,9 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     title = task_title(titles)
     sections = [(f.title, f.intro, f.checks) for _, _, f in built]
     existing = {f"/app/{rel}" for rel in ctx.env} | {p for run in ctx.docker_run for p in re.findall(r"/app/[^\s;&|]+", run)}
-    instruction = layout.render_instruction(title, skills, sections, key=task_id, existing=existing)
+    packages = shipped_packages([s for s, _ in planned], ctx) if ship_skills else []
+    instruction = layout.render_instruction(title, skills, sections, key=task_id, existing=existing,
+                                            packages=[p.root for p in packages])
 
     # solution/solve.sh
     solve = ["#!/bin/bash", "set -euo pipefail", "export LC_ALL=C", "cd /app", ""]
@@ -365,7 +426,9 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     meta = TaskMetadata(category=category, difficulty=difficulty, tags=tags, scenario_ids=scenario_ids,
                         skill_ids=list(dict.fromkeys(s.skill_id for s, _ in planned)), recipes=recipes,
                         path_id=path_id, seed=seed, provider="offline",
-                        skill_fidelity=[f.as_dict() for f in ctx.fidelity], **(variant or {}).get("lineage", {}))
+                        skill_fidelity=[f.as_dict() for f in ctx.fidelity],
+                        skill_packages=[p.root for p in packages],
+                        exercise_gaps=list(ctx.exercise_gaps) or None, **(variant or {}).get("lineage", {}))
     toml = render_toml(TaskToml(name=name, description=f"{title} ({len(built)} steps, offline recipes)",
                                 metadata=meta, agent_timeout_sec=float(300 + 300 * len(built)),
                                 verifier_timeout_sec=180.0))
@@ -373,15 +436,31 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     files: dict[str, bytes | str] = {
         "instruction.md": instruction,
         "task.toml": toml,
-        "environment/Dockerfile": layout.render_dockerfile(base_image, ctx.docker_run),
+        "environment/Dockerfile": layout.render_dockerfile(base_image, ctx.docker_run, skills=bool(packages)),
         "solution/solve.sh": "\n".join(solve) + "\n",
         "tests/test.sh": layout.render_test_sh(),
         "tests/test_outputs.py": tests,
     }
     for rel in sorted(ctx.env):
         files[f"environment/app/{rel}"] = ctx.env[rel]
+    for pkg in packages:
+        for rel, data in pkg.files:
+            files[f"environment/skills/{pkg.slug}/{rel}"] = data
+    files.update(ctx.test_files)
     executables = {f"environment/app/{r}" for r in ctx.executables} | {"solution/solve.sh", "tests/test.sh"}
     bundle = TaskBundle(files, executables)
     bundle.validate()
     return SynthesizedTask(bundle=bundle, name=name, category=category, difficulty=difficulty, recipes=recipes,
-                           task_id=task_id, near_dup_key=near_duplicate_key(built), fidelity=list(ctx.fidelity))
+                           task_id=task_id, near_dup_key=near_duplicate_key(built), fidelity=list(ctx.fidelity),
+                           exercise_gaps=list(ctx.exercise_gaps))
+
+
+def shipped_packages(steps: list[PathStep], ctx: StepContext) -> list[SkillPackage]:
+    """The packages a task ships: every skill a step exercises (its script runs from there) and every
+    other skill a step claims (rubric 2); a claimed skill whose files are not at hand ships its SKILL.md."""
+    out = dict(ctx.packages)
+    for s, fid in zip(steps, ctx.fidelity):
+        if fid.claims:
+            pkg = s.package or SkillPackage(package_slug(s.skill_name, s.skill_id), (("SKILL.md", s.parts.body.encode()),))
+            out.setdefault(pkg.slug, pkg)
+    return [out[k] for k in sorted(out)]

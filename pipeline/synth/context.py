@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from pipeline.synth.compose import PathStep
+from pipeline.synth.exercise.package import SkillPackage, read_package
 from pipeline.synth.limits import MAX_STEPS
 from pipeline.synth.protocol import BridgeView, PathContext, ScenarioView, StepContext
 from pipeline.synth.skill_fit import SkillParts, parts_from_skill
@@ -42,14 +43,19 @@ def steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
     once; at most MAX_STEPS steps a path (what the synthesizers compose)."""
     out: dict[str, list[PathStep]] = {}
     parts: dict[str, SkillParts] = {}
+    packages: dict[str, SkillPackage | None] = {}
     for row in frame.itertuples(index=False):
         if row.skill_id not in parts:
             parts[row.skill_id] = parts_from_skill(row.raw_text, bins=_listed(row.bins), tools=_listed(row.tools),
                                                    inputs=_listed(row.inputs), outputs=_listed(row.outputs),
                                                    steps=_listed(row.steps))
+            source = getattr(row, "source_path", "")   # read here, in the driver: workers need no shared disk
+            packages[row.skill_id] = read_package(source, _listed(getattr(row, "package_files", None)), row.raw_text,
+                                                  name=row.name, skill_id=row.skill_id) if source else None
         out.setdefault(row.path_id, []).append(PathStep(
             skill_id=row.skill_id, skill_name=row.name, category=row.category, description=row.description,
-            src_anchor=row.src_anchor, dst_anchor=row.dst_anchor, parts=parts[row.skill_id]))
+            src_anchor=row.src_anchor, dst_anchor=row.dst_anchor, parts=parts[row.skill_id],
+            package=packages[row.skill_id]))
     return {k: v[:MAX_STEPS] for k, v in out.items()}
 
 

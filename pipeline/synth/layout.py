@@ -11,8 +11,10 @@ from .recipes.base import Check
 from .test_sh import TEST_SH
 
 
-def render_dockerfile(base_image: str, run_lines: list[str] = ()) -> str:
+def render_dockerfile(base_image: str, run_lines: list[str] = (), skills: bool = False) -> str:
     lines = [f"FROM {base_image}", "STOPSIGNAL SIGKILL", "WORKDIR /app", "COPY app/ /app/"]
+    if skills:   # installed skill packages, read-only as an agent's installed skills are
+        lines += ["COPY skills/ /skills/", "RUN chmod -R a-w,a+rX /skills"]
     lines += [f"RUN {r}" for r in run_lines]
     return "\n".join(lines) + "\n"
 
@@ -268,6 +270,11 @@ CHAINED = [
     "Do the {n} steps in order; every one depends on files the previous ones made.",
     "There are {n} steps, and each uses the output of the one before it.",
 ]
+PACKAGES_NOTE = [
+    "The skill packages are installed read-only, each with its `SKILL.md` and bundled files: {where}.",
+    "Installed skills (read-only; start with each one's `SKILL.md`): {where}.",
+    "You have these skills installed, read-only, with their `SKILL.md` and files: {where}.",
+]
 NOTE_HEADINGS = ["Notes", "Conventions", "Ground rules", "Good to know", "Rules of the game"]
 NOTE_TOOLS = [
     "The network is off; installed are {tools}.",
@@ -361,7 +368,7 @@ def claimed_skills(steps: list, categories: list[str], fidelity: list) -> list[s
 
 
 def render_instruction(title: str, skills: list[str], sections: list[tuple[str, str, list[Check]]], *,
-                       key: str, existing: set[str] | frozenset[str] = frozenset()) -> str:
+                       key: str, existing: set[str] | frozenset[str] = frozenset(), packages: list[str] = ()) -> str:
     """instruction.md. `skills` are rendered as given (the composer decides which the task exercises);
     `key` seeds the phrasing (same task, same words); `existing` are the paths present before the
     agent starts (inputs, what the image build made), used to drop intros that cite unmade files."""
@@ -376,6 +383,9 @@ def render_instruction(title: str, skills: list[str], sections: list[tuple[str, 
     if skills:
         parts += [rng.choice(["Skills this task exercises:", "Skills it draws on:", "Skills in play:"]), ""]
         parts += [f"- {s}" for s in skills] + [""]
+    if packages:
+        where = ", ".join(f"`{p}`" for p in packages)
+        parts += [rng.choice(PACKAGES_NOTE).format(where=where), ""]
     known = set(existing)
     n = 1
     for k, (step_title, intro, checks) in enumerate(sections, 1):

@@ -56,6 +56,10 @@ class TaskMetadata(BaseModel):
     parent_id: str | None = None
     operator: str | None = None                  # harder | context_switch | easier
     steps: list[str] | None = None               # its path, "src_anchor>skill_id>dst_anchor" per composed step
+    # Skill packages shipped read-only in the environment (/skills/<slug>); [] when the batch turned them
+    # off; None on tasks made before packages travelled (their bytes unchanged).
+    skill_packages: list[str] | None = None
+    exercise_gaps: list[str] | None = None       # "<skill>: why no step runs its own workflow"
 
 
 class TaskToml(BaseModel):

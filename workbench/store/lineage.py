@@ -143,7 +143,8 @@ def variant_ids_of(db: Database, parent_id: str) -> list[str]:
                                           [parent_id]).fetchall()]
 
 
-_FACT_COLUMNS = ("name", "description", "category", "raw_text", "bins", "tools", "inputs", "outputs", "steps")
+_FACT_COLUMNS = ("name", "description", "category", "raw_text", "bins", "tools", "inputs", "outputs", "steps",
+                 "source_path", "package_files")
 
 
 def variant_path_frame(db: Database, path_id: str, steps: list[tuple[str, str, str]]) -> pd.DataFrame:
@@ -156,10 +157,11 @@ def variant_path_frame(db: Database, path_id: str, steps: list[tuple[str, str, s
             """SELECT id AS skill_id, coalesce(name, id) AS name, coalesce(description, '') AS description,
                       coalesce(category, 'file-operations') AS category, coalesce(raw_text, '') AS raw_text,
                       coalesce(bins, []) AS bins, coalesce(tools, []) AS tools, coalesce(inputs, []) AS inputs,
-                      coalesce(outputs, []) AS outputs, coalesce(steps, []) AS steps
+                      coalesce(outputs, []) AS outputs, coalesce(steps, []) AS steps,
+                      coalesce(source_path, '') AS source_path, coalesce(package_files, []) AS package_files
                FROM skills WHERE id IN (SELECT unnest(?::VARCHAR[]))""", [ids]).df().set_index("skill_id")
     unknown = {"description": "", "category": "file-operations", "raw_text": "", "bins": [], "tools": [],
-               "inputs": [], "outputs": [], "steps": []}   # a skill no longer stored: as path_steps_with_skills has it
+               "inputs": [], "outputs": [], "steps": [], "source_path": "", "package_files": []}   # a skill no longer stored: as path_steps_with_skills has it
     rows = []
     for i, (src, skill, dst) in enumerate(steps):
         known = ({c: facts.at[skill, c] for c in _FACT_COLUMNS} if skill in facts.index

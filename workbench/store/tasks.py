@@ -56,8 +56,14 @@ def get_run(db: Database, run_id: str) -> dict | None:
 
 
 def runs(db: Database) -> pd.DataFrame:
+    """Every synthesis run, with ``llm_model``: the models its LLM calls were answered by (batch id =
+    run id), joined by ", " (NULL for a run with none, an offline one)."""
     with db.read() as con:
-        return con.execute("SELECT * FROM synth_runs ORDER BY created_at DESC").df()
+        return con.execute(
+            """WITH m AS (SELECT batch_id AS run_id, string_agg(DISTINCT model, ', ' ORDER BY model) AS llm_model
+                          FROM llm_calls WHERE batch_id IS NOT NULL GROUP BY batch_id)
+               SELECT r.*, m.llm_model FROM synth_runs r LEFT JOIN m USING (run_id)
+               ORDER BY r.created_at DESC""").df()
 
 
 def unfinished_paths(db: Database, run_id: str) -> pd.DataFrame:
@@ -150,18 +156,23 @@ _CHECK_COLUMNS = ",\n".join(f"max(CASE WHEN c.check_name = '{n}' THEN c.passed E
 
 
 def tasks_frame(db: Database) -> pd.DataFrame:
-    """Every task with its verdict and each check's outcome as a column (NULL = not run), and
-    the newest run that holds it (``run_id``, ``run_status``; NULL for a task of no run)."""
+    """Every task with its verdict and each check's outcome as a column (NULL = not run), the
+    newest run that holds it (``run_id``, ``run_status``; NULL for a task of no run), and
+    ``llm_model``: the models its LLM calls (item = task id) were answered by, joined by ", "."""
     with db.read() as con:
         return con.execute(
             f"""WITH last_run AS (
                    SELECT rt.task_id, arg_max(r.run_id, r.created_at) AS run_id,
                           arg_max(r.status, r.created_at) AS run_status
                    FROM run_tasks rt JOIN synth_runs r USING (run_id)
-                   WHERE rt.task_id IS NOT NULL GROUP BY rt.task_id)
-               SELECT t.*, lr.run_id, lr.run_status,
+                   WHERE rt.task_id IS NOT NULL GROUP BY rt.task_id),
+               models AS (
+                   SELECT item AS task_id, string_agg(DISTINCT model, ', ' ORDER BY model) AS llm_model
+                   FROM llm_calls WHERE item IS NOT NULL GROUP BY item)
+               SELECT t.*, lr.run_id, lr.run_status, m.llm_model,
                   {_CHECK_COLUMNS}
-               FROM tasks t LEFT JOIN last_run lr USING (task_id) LEFT JOIN task_checks c USING (task_id)
+               FROM tasks t LEFT JOIN last_run lr USING (task_id) LEFT JOIN models m USING (task_id)
+                  LEFT JOIN task_checks c USING (task_id)
                GROUP BY ALL ORDER BY t.created_at DESC""").df()
 
 
@@ -220,7 +231,7 @@ def path_steps_with_skills(db: Database, path_ids: list[str]) -> pd.DataFrame:
     if not path_ids:
         return pd.DataFrame(columns=["path_id", "step", "src_anchor", "skill_id", "dst_anchor",
                                      "name", "description", "category", "raw_text", "bins", "tools",
-                                     "inputs", "outputs", "steps"])
+                                     "inputs", "outputs", "steps", "source_path", "package_files"])
     with db.read() as con:
         return con.execute(
             """SELECT ps.path_id, ps.step, ps.src_anchor, ps.skill_id, ps.dst_anchor,
@@ -228,7 +239,8 @@ def path_steps_with_skills(db: Database, path_ids: list[str]) -> pd.DataFrame:
                       coalesce(s.category, 'file-operations') AS category,
                       coalesce(s.raw_text, '') AS raw_text, coalesce(s.bins, []) AS bins,
                       coalesce(s.tools, []) AS tools, coalesce(s.inputs, []) AS inputs,
-                      coalesce(s.outputs, []) AS outputs, coalesce(s.steps, []) AS steps
+                      coalesce(s.outputs, []) AS outputs, coalesce(s.steps, []) AS steps,
+                      coalesce(s.source_path, '') AS source_path, coalesce(s.package_files, []) AS package_files
                FROM path_steps ps LEFT JOIN skills s ON s.id = ps.skill_id
                WHERE ps.path_id IN (SELECT unnest(?::VARCHAR[]))
                ORDER BY ps.path_id, ps.step""", [path_ids]).df()

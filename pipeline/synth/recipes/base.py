@@ -153,6 +153,9 @@ class StepContext:
         self.skill_tools: frozenset[str] = frozenset()   # the step's skill's tools, for a family that can
                                                          # choose among equivalent commands
         self.fidelity: list = []                  # pipeline.synth.skill_fit.StepFidelity per built step
+        self.packages: dict = {}                  # slug -> pipeline.synth.exercise.package.SkillPackage to ship
+        self.test_files: dict[str, bytes] = {}    # bundle path under tests/ -> bytes (pristine skill code)
+        self.exercise_gaps: list[str] = []        # "<skill>: why no step exercises it"
 
     def clone(self) -> "StepContext":
         """A copy for dry runs (the adapter search), so trying a route changes nothing."""
@@ -160,6 +163,7 @@ class StepContext:
         c.rng.setstate(self.rng.getstate())
         c.env, c.executables, c.docker_run = dict(self.env), set(self.executables), list(self.docker_run)
         c.used, c.index, c.skill, c.skill_tools = set(self.used), self.index, self.skill, self.skill_tools
+        c.packages, c.test_files = dict(self.packages), dict(self.test_files)
         return c
 
     def pick(self, options: list, tools_of: dict) -> object:

@@ -1,0 +1,68 @@
+"""How many of a workspace's accepted skills a skill-exercise step can serve, and why not the rest."""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pipeline.synth.exercise.package import read_package
+from pipeline.synth.exercise.plan import ExercisePlan, exercise_plan
+from pipeline.synth.skill_fit import parts_from_skill
+from workbench.store.connection import Database
+
+# Reasons grouped for a table: the first pattern a reason matches names its class.
+CLASSES = (
+    ("no bundled script (commands only)", r"^documents commands of"),
+    ("no bundled script, no documented command", r"^its SKILL\.md runs no bundled script"),
+    ("package files not available", r"^its SKILL\.md runs a bundled script, but"),
+    ("script not in the package", r": not in the package"),
+    ("needs Python packages", r"imports .*: not in the base image"),
+    ("needs a program the image lacks", r"runs .*: not in the base image|script: the base image has no"),
+    ("talks to the network", r"talks to the network"),
+    ("interactive", r"interactively"),
+    ("output differs per run", r"differs on every run"),
+    ("documented call takes no input file", r"reads no input file"),
+    ("placeholder a task cannot fill", r"placeholder|names no file|folder or an unnamed"),
+    ("no sample input in the package", r"has no \.\w+ file to build"),
+    ("documented call is --help or multi-line", r"--help|several lines|does not run the script"),
+)
+
+
+def reason_class(reason: str) -> str:
+    first = reason.split("; ")[0]
+    return next((name for name, pat in CLASSES if re.search(pat, first)), "other")
+
+
+@dataclass
+class ExerciseCoverage:
+    skills: int = 0
+    served: list[str] = field(default_factory=list)              # skill names
+    reasons: Counter = field(default_factory=Counter)            # class -> skills
+    examples: dict[str, list[str]] = field(default_factory=dict)  # class -> "skill: reason" (a few)
+
+    @property
+    def share(self) -> float:
+        return len(self.served) / self.skills if self.skills else 0.0
+
+
+def exercise_coverage(db: Database, statuses: tuple[str, ...] = ("accepted",)) -> ExerciseCoverage:
+    with db.read() as con:
+        rows = con.execute(
+            """SELECT id, name, coalesce(description, ''), coalesce(raw_text, ''), coalesce(bins, []),
+                      coalesce(tools, []), coalesce(source_path, ''), coalesce(package_files, [])
+               FROM skills_effective WHERE is_current AND status IN (SELECT unnest(?::VARCHAR[]))
+               ORDER BY name, id""", [list(statuses)]).fetchall()
+    out = ExerciseCoverage(skills=len(rows))
+    for sid, name, desc, body, bins, tools, source, files in rows:
+        parts = parts_from_skill(body, bins=list(bins), tools=list(tools))
+        pkg = read_package(source, list(files), body, name=name, skill_id=sid) if source else None
+        got = exercise_plan(sid, name, desc, body, tuple(parts.tools), pkg)
+        if isinstance(got, ExercisePlan):
+            out.served.append(name)
+            continue
+        cls = reason_class(got)
+        out.reasons[cls] += 1
+        ex = out.examples.setdefault(cls, [])
+        if len(ex) < 3:
+            ex.append(f"{name}: {got[:160]}")
+    return out

@@ -1,0 +1,29 @@
+"""Real-shaped skill packages of our own for the exercise tests (not from any corpus)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.synth.compose import PathStep
+from pipeline.synth.exercise.package import SkillPackage, read_package
+from pipeline.synth.skill_fit import parts_from_skill
+
+FUNNEL = Path(__file__).resolve().parents[1] / "exercise_skills" / "funnel-report"
+
+
+def package_of(folder: Path, name: str) -> SkillPackage:
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    return read_package(str(folder), files, (folder / "SKILL.md").read_text(), name=name, skill_id=f"id-{name}")
+
+
+def funnel_step(src: str = "a0", dst: str = "a1", package: SkillPackage | None = None) -> PathStep:
+    body = (FUNNEL / "SKILL.md").read_text()
+    return PathStep("id-funnel-report", "funnel-report", "data-processing",
+                    "Analyse a product conversion funnel from its stage counts with the bundled funnel_report.py.",
+                    src, dst, parts_from_skill(body), package or package_of(FUNNEL, "funnel-report"))
+
+
+def tree_with(tmp: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / rel).write_text(text)
+    return tmp
