@@ -11,7 +11,7 @@ import functools
 import math
 import re
 import textwrap
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import networkx as nx
 import numpy as np
@@ -26,6 +26,7 @@ MAX_EGO_NODES = 150
 # 272-node core (a spring layout: 0.02-0.35 s). Above this size the spring layout does it.
 KK_MAX_NODES = 40
 LABEL_CHARS = 24             # a node's label: whole words up to this length; hover shows the full text
+DISTINCT_LABEL_CHARS = 36    # a label kept apart from another it was cut alike to (distinct_labels)
 HOVER_WIDTH = 70             # characters per line of the hover text (vis.js tooltips do not wrap)
 
 SKILL_EDGE_COLOR = "#4a78b5"
@@ -194,30 +195,65 @@ def node_label(text: object, n: int = LABEL_CHARS) -> str:
     return (out or s[: n - 1]).rstrip(" ,.;:") + "…"
 
 
+def distinct_labels(texts: Sequence[object], n: int = LABEL_CHARS, most: int = DISTINCT_LABEL_CHARS) -> list[str]:
+    """:func:`node_label` of each text, with texts that differ kept apart: where several cut to
+    the same label ("A log file is in the…" for every log-file scenario), each shows the words
+    they share shortened, then its own words from where they part ("A log file… rotated daily,
+    gzipped"), in at most ``most`` characters; texts that still read alike are numbered."""
+    full = [short(t, 10**9) for t in texts]
+    labels = [node_label(t, n) for t in full]
+    groups: dict[str, list[int]] = {}
+    for i, lab in enumerate(labels):
+        groups.setdefault(lab, []).append(i)
+    for lab, idx in groups.items():
+        if len({full[i] for i in idx}) < 2:
+            continue
+        words = [full[i].split(" ") for i in idx]
+        k = 0
+        while all(len(w) > k for w in words) and len({w[k] for w in words}) == 1:
+            k += 1
+        head = node_label(" ".join(words[0][:k]), max(n // 2, 8)).rstrip("…") + "…" if k else ""
+        for i, w in zip(idx, words):
+            if w[k:]:
+                labels[i] = f"{head} {node_label(' '.join(w[k:]), most - len(head) - 1)}".strip()
+    seen: dict[str, int] = {}
+    for i, lab in enumerate(labels):
+        seen[lab] = seen.get(lab, 0) + 1
+        if seen[lab] > 1 and full[i] != full[labels.index(lab)]:
+            labels[i] = f"{lab} ({seen[lab]})"
+    return labels
+
+
 def hover_text(text: object, width: int = HOVER_WIDTH) -> str:
     """The full text, wrapped into lines (vis.js shows a tooltip string's newlines)."""
     return textwrap.fill(short(text, 10**9), width=width, break_long_words=True) or " "
 
 
 def declutter_labels(nodes: pd.DataFrame, top: int, keep: Iterable[int] = (), chars: int = LABEL_CHARS,
-                     char_px: float = 6.6, line_px: float = 16.0) -> set[int]:
+                     char_px: float = 7.0, line_px: float = 16.0, labels: Sequence[str] | None = None,
+                     gap_px: float = 6.0) -> set[int]:
     """Which nodes get a text label: the highest-degree ones (``keep`` first), at most ``top``,
-    skipping any whose label box (drawn under the node, at the layout's pixel scale) would
-    overlap a label already placed or reach past the outermost nodes (vis.js fits the view
-    to the nodes, so such a label would be cut off)."""
+    skipping any whose label box (drawn under the node, below its ``radius`` when the frame has
+    one, at the layout's pixel scale, ``gap_px`` apart) would overlap a label already placed or
+    reach past the outermost nodes (vis.js fits the view to the nodes, so such a label would be
+    cut off). ``labels``: the texts drawn, one per row (else the canonical text cut to ``chars``)."""
     if nodes.empty:
         return set()
     lo, hi = float(nodes["x"].min()), float(nodes["x"].max())
     keep = [int(k) for k in keep]
     order = nodes.assign(_k=~nodes["node"].isin(keep)).sort_values(["_k", "degree", "node"],
                                                                      ascending=[True, False, True])
+    width = (pd.Series([len(str(t)) for t in labels], index=nodes.index) if labels is not None
+             else nodes["canonical"].map(lambda t: min(len(str(t)), chars)))
+    order = order.assign(label_w=width.loc[order.index])
     boxes: list[tuple[float, float, float, float]] = []
     out: set[int] = set()
     for row in order.itertuples(index=False):
         if len(out) >= top:
             break
-        w = char_px * min(len(str(row.canonical)), chars) / 2
-        box = (row.x - w, row.x + w, row.y + 8, row.y + 8 + line_px)
+        w = (char_px * row.label_w + gap_px) / 2
+        below = float(getattr(row, "radius", 6.0)) + 2
+        box = (row.x - w, row.x + w, row.y + below, row.y + below + line_px)
         clash = any(not (box[1] < b[0] or b[1] < box[0] or box[3] < b[2] or b[3] < box[2]) for b in boxes)
         if (clash or box[0] < lo - 20 or box[1] > hi + 20) and int(row.node) not in keep:
             continue
@@ -254,12 +290,14 @@ def pyvis_html(nodes: pd.DataFrame, edges: pd.DataFrame, height: int = 620, labe
     hl_edges = {int(i) for i in highlight_edges}
     deg = nodes["degree"].to_numpy() if "degree" in nodes else np.ones(len(nodes))
     max_deg = max(float(deg.max()) if len(deg) else 1.0, 1.0)
-    labelled = declutter_labels(nodes.assign(degree=deg), label_top, keep=hl_nodes)
+    radius = 5 + 11 * np.sqrt(deg.astype(float) / max_deg)
+    texts = distinct_labels(nodes["canonical"].tolist())  # labels cut to the same words are kept apart
+    labelled = declutter_labels(nodes.assign(degree=deg, radius=radius), label_top, keep=hl_nodes, labels=texts)
     for i, row in enumerate(nodes.itertuples(index=False)):
         n = int(row.node)
         label = getattr(row, "label", None)
         if label is None:
-            label = node_label(row.canonical) if n in labelled or n in hl_nodes else " "
+            label = texts[i] if n in labelled or n in hl_nodes else " "
         node = {"id": n, "label": label, "x": float(row.x), "y": float(row.y),
                 "title": f"{hover_text(row.canonical)}\n(cluster {n}, degree {int(deg[i])})"}
         if getattr(row, "shape", "dot") == "box":  # text inside, wrapped
@@ -268,7 +306,7 @@ def pyvis_html(nodes: pd.DataFrame, edges: pd.DataFrame, height: int = 620, labe
                                "border": HIGHLIGHT if n in hl_nodes else NODE_COLOR},
                         font={"size": 13, "color": "#fff" if n in hl_nodes else "#222"})
         else:
-            node.update(shape="dot", size=5 + 11 * math.sqrt(float(deg[i]) / max_deg),
+            node.update(shape="dot", size=float(radius[i]),
                         color=HIGHLIGHT if n in hl_nodes else NODE_COLOR,
                         font={"size": 14 if n in hl_nodes else 12, "color": "#222"})
         net.nodes.append(node)

@@ -103,6 +103,31 @@ def test_declutter_labels_skips_overlapping_labels_and_labels_past_the_border():
     assert cg.declutter_labels(nodes, top=10, keep=[1, 5]) == {1, 5, 2, 3}  # kept nodes come first, always
 
 
+def test_truncated_labels_stay_distinct_and_are_spaced_by_the_text_drawn():
+    # The walk saw several nodes labelled "A log file is in the…", overlapping one another.
+    texts = ["A log file is in the working directory.", "A log file is in the /var/log folder, rotated daily.",
+             "A log file is in the working directory. It has errors.", "Logs rotated", "Logs rotated"]
+    labels = cg.distinct_labels(texts)
+    assert len(set(labels[:4])) == 4 and labels[3] == labels[4] == "Logs rotated"  # same text, same label
+    assert labels[0] == "A log file… working directory." and labels[1].startswith("A log file… /var/log")
+    assert max(map(len, labels)) <= cg.DISTINCT_LABEL_CHARS
+    nodes = pd.DataFrame({"node": range(5), "canonical": texts[:3] + ["a", "b"], "degree": [1, 1, 1, 0, 0],
+                          "x": [100.0, 400.0, 700.0, 0.0, 800.0], "y": [0.0] * 5})  # a and b: the borders
+    data = json.loads(cg.pyvis_html(nodes, pd.DataFrame(columns=["src", "dst", "kind", "weight"]), label_top=3)
+                      .split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
+    shown = [d["label"] for d in data if d["label"].strip()]
+    assert len(shown) == len(set(shown)) == 3
+    # a box as wide as the label drawn (not the canonical text cut to LABEL_CHARS), below the dot's radius
+    wide = pd.DataFrame({"node": [0, 1, 2, 3, 4], "canonical": ["x"] * 5, "degree": [3, 2, 1, 0, 0],
+                         "x": [100.0, 330.0, 560.0, -200.0, 900.0], "y": [0.0] * 5})
+    assert cg.declutter_labels(wide, top=2, labels=["y" * 36] * 3 + ["a", "b"]) == {0, 2}
+    assert cg.declutter_labels(wide, top=3, labels=["y" * 20] * 3 + ["a", "b"]) == {0, 1, 2}
+    stacked = pd.DataFrame({"node": [0, 1, 2, 3], "canonical": ["a label"] * 2 + ["a", "b"], "degree": [2, 1, 0, 0],
+                            "x": [100.0, 100.0, 0.0, 200.0], "y": [0.0, 20.0, 0.0, 0.0],
+                            "radius": [16.0, 6.0, 1.0, 1.0]})
+    assert 1 not in cg.declutter_labels(stacked, top=4)  # 0's label hangs below its big dot, onto 1's
+
+
 def test_ego_nodes_respects_hops_cap_and_order():
     edges = pd.DataFrame({"src": [0, 0, 1, 2, 3, 5], "dst": [1, 2, 3, 4, 5, 6],
                           "kind": "skill", "weight": 1})

@@ -30,7 +30,11 @@ def test_graph_page_shows_stats_and_renders_html(graph_workspace, monkeypatch):
     assert "new vis.Network" in meta and '"enabled": false' in meta.replace("False", "false")
     nodes = json.loads(meta.split("nodes = new vis.DataSet(", 1)[1].split(");\n", 1)[0])
     assert 0 < len(nodes) <= 500 and all("x" in n and "y" in n for n in nodes)
-    assert all(len(n["label"]) <= cg.LABEL_CHARS for n in nodes)  # short labels; the hover has the text
+    # short labels (longer only to keep apart texts cut alike); the hover has the text
+    assert all(len(n["label"]) <= cg.DISTINCT_LABEL_CHARS for n in nodes)
+    shown = {n["label"] for n in nodes if n["label"].strip()}
+    for lab in shown:  # different texts never share a label
+        assert len({n["title"].split("\n(cluster", 1)[0] for n in nodes if n["label"] == lab}) == 1, lab
     assert any(n["label"].strip() for n in nodes)
     assert any(f"Showing {len(nodes):,} of {stats['nodes']:,} clusters" in c.value for c in at.caption)
     # the ego network of the picked cluster (highest degree first) holds at most 150 nodes
