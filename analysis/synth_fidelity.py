@@ -10,6 +10,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
+import pandas as pd
+import plotly.graph_objects as go
+
 from pipeline.synth.fidelity_rubric import SCORES
 
 LEVELS = ("tool", "artifact", "category-only")
@@ -94,3 +97,54 @@ def rubric_figures(tasks: Iterable[Sequence[Mapping]]) -> RubricFigures:
             counts[score] += 1
     total = sum(counts.values())
     return RubricFigures(total, dict(counts), {s: counts[s] / total if total else 0.0 for s in RUBRIC}, unscored)
+
+
+# --- what a reader sees per step, and what no generator could exercise --------------------------------
+
+SCORE_LABELS = {2: "2 · exercises the skill", 1: "1 · shares a tool or format", 0: "0 · unrelated"}
+
+
+def step_rubric_rows(fidelity: Sequence[Mapping] | None) -> pd.DataFrame:
+    """One row per composed step: its skill, rubric score, how it uses the skill, and side by side the
+    SKILL.md line and the solution line the score rests on (2 only); a connective step says why no
+    step exercises its skill (`gap`)."""
+    cols = ["step", "skill", "score", "how", "SKILL.md says", "solution runs"]
+    rows = []
+    for f in fidelity or ():
+        ev = f.get("evidence") or {}
+        score = f.get("score")
+        how = ev.get("note") or ""
+        if score is not None and score < 2 and f.get("gap"):
+            how = f"connective; no step exercises it: {f['gap']}"
+        rows.append({"step": int(f.get("step", 0)), "skill": f.get("skill_name") or f.get("skill_id", ""),
+                     "score": SCORE_LABELS.get(score, "not scored"), "how": how,
+                     "SKILL.md says": ev.get("skill_quote", ""), "solution runs": ev.get("solution_quote", "")})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def exercise_gaps(tasks: Iterable[Sequence[Mapping]]) -> pd.DataFrame:
+    """Skills of a batch that no step exercised, with why and in how many steps they stood connective."""
+    seen: dict[str, dict] = {}
+    for steps in tasks:
+        for f in steps:
+            if f.get("gap"):
+                key = f.get("skill_id", "")
+                row = seen.setdefault(key, {"skill": f.get("skill_name") or key, "why not exercised": f["gap"],
+                                            "steps": 0})
+                row["steps"] += 1
+    out = pd.DataFrame(list(seen.values()), columns=["skill", "why not exercised", "steps"])
+    return out.sort_values(["steps", "skill"], ascending=[False, True], ignore_index=True)
+
+
+def rubric_split_figure(figures: RubricFigures) -> go.Figure:
+    """Steps by rubric score: a horizontal bar each, the claimed ones (2) first."""
+    labels = [SCORE_LABELS[s] for s in RUBRIC]
+    values = [figures.counts.get(s, 0) for s in RUBRIC]
+    fig = go.Figure(go.Bar(x=values, y=labels, orientation="h", marker_color=["#2a9d8f", "#e9c46a", "#e76f51"],
+                           text=[f"{v} ({figures.shares.get(s, 0):.0%})" for v, s in zip(values, RUBRIC)],
+                           textposition="outside", cliponaxis=False,
+                           hovertemplate="%{y}: %{x} steps<extra></extra>"))
+    fig.update_layout(title=dict(text=f"Steps by fidelity score ({figures.steps} scored)", x=0, font=dict(size=15)),
+                      height=220, margin=dict(l=0, r=40, t=40, b=0), xaxis=dict(tickformat="d", rangemode="tozero"),
+                      yaxis=dict(autorange="reversed"))
+    return fig

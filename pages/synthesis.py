@@ -2,6 +2,7 @@
 import streamlit as st
 
 from analysis import repairs_view as rv
+from analysis import synth_fidelity as sf
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
 from pages import cached
@@ -140,6 +141,17 @@ def _live_view(run_id: str) -> None:
     if not failures.empty:
         st.markdown(f"**Paths that gave no task ({len(failures)})**: {runs_view.failures_note(run['provider'])}")
         st.dataframe(failures[["path_id", "error"]], hide_index=True, width="stretch", key="synth_failures")
+    fidelity = store.run_skill_fidelity(ws.db, run_id)
+    if fidelity:
+        st.plotly_chart(sf.rubric_split_figure(sf.rubric_figures(fidelity)), width="stretch",
+                        key=f"synth_rubric_{run_id}")
+        st.caption("A step claims its skill only at 2 (it runs the skill's own script or documented command); "
+                   "steps below are connective and claim nothing.")
+        gaps = sf.exercise_gaps(fidelity)
+        if not gaps.empty:
+            st.markdown(f"**Skills no step exercised ({len(gaps)})**: no generator could run their own workflow "
+                        "in a task, so their steps stand connective.")
+            st.dataframe(gaps, hide_index=True, width="stretch", key="synth_gaps")
     if status == "running":
         if st.button("Cancel run", key="synth_cancel"):
             if jobs.cancel(ws, run_id):

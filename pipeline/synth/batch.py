@@ -208,7 +208,8 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
               stop: threading.Event | None = None, engine: Engine | None = None,
               allow_network: bool = False, budget_usd: float | None = None,
               solve_timeout_s: float | None = None, synthesizer: Synthesizer | None = None,
-              executor: str | Executor = "local", ray_address: str | None = None) -> SynthReport:
+              executor: str | Executor = "local", ray_address: str | None = None,
+              ship_skills: bool = True) -> SynthReport:
     """Run (or resume) a batch; returns its report. Raises ValueError / SandboxError with advice.
     `concurrency` None: the run's stored value on resume, else DEFAULT_CONCURRENCY.
     `provider`: offline (recipes) or llm (needs an endpoint); a resumed run keeps its own.
@@ -219,7 +220,9 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
     `allow_network`: the user's opt-in (`--allow-network`, or the workspace setting) for tasks
     that ask for the network; without it they run without.
     `executor`: "local" (threads) or "ray" (Ray tasks on the cluster at `ray_address`; offline
-    provider only), or an Executor object (benchmarks pass a RayExecutor)."""
+    provider only), or an Executor object (benchmarks pass a RayExecutor).
+    `ship_skills`: the claimed skills' packages travel with each task under /skills (offline; off: none
+    does, and no step runs a skill's own script); a resumed run takes the option as given again."""
     if synthesizer is not None:
         provider = synthesizer.provider
     elif not resume:
@@ -269,7 +272,8 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
     try:
         opened = (OpenSynthesizer(synthesizer) if synthesizer is not None else
                   open_synthesizer(ws, provider, base_image=base, run_id=run_id, concurrency=concurrency,
-                                   budget_usd=budget_usd, solve_timeout_s=solve_timeout_s))
+                                   budget_usd=budget_usd, solve_timeout_s=solve_timeout_s,
+                                   ship_skills=ship_skills))
         batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop,
                            synthesizer=opened.synthesizer, allow_network=allow_network, executor=runner)
         batch.report.concurrency, batch.report.notes = batch.concurrency, list(notes)

@@ -133,9 +133,9 @@ def plan_steps(steps: list[PathStep], exact: bool = False) -> list[tuple[PathSte
 
 
 def exercise_plans(planned: list[tuple[PathStep, str]], force: list[str | None] | None = None, enabled: bool = True
-                   ) -> tuple[list[ExercisePlan | None], list[str]]:
+                   ) -> tuple[list[ExercisePlan | None], dict[str, str]]:
     """Per planned step, the plan of a step that runs the skill's own workflow (None: a recipe step,
-    connective, claiming nothing), and for each skill no step exercises, why ("<skill>: <reason>").
+    connective, claiming nothing), and for each skill no step exercises, why (skill id -> "<skill>: <reason>").
     `force` pins a step to an exercise (EXERCISE) or to a recipe family (any other name)."""
     plans: list[ExercisePlan | None] = []
     gaps: dict[str, str] = {}
@@ -151,7 +151,7 @@ def exercise_plans(planned: list[tuple[PathStep, str]], force: list[str | None] 
             gaps.setdefault(s.skill_id, f"{s.skill_name.strip() or s.skill_id}: "
                             + (found if isinstance(found, str) else "a recipe family was pinned"))
     exercised = {p.skill_id for p in plans if p is not None}
-    return plans, [g for sid, g in gaps.items() if sid not in exercised]
+    return plans, {sid: g for sid, g in gaps.items() if sid not in exercised}
 
 
 def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None = None, exact: bool = False,
@@ -179,7 +179,10 @@ def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None 
         # A one-skill path is doubled into two steps; when only one family can serve both, the
         # skill makes a one-step task rather than the same family twice.
         ctx, built = _compose_salted(planned[:1], tiers_of[:1], plans[:1], seed, key, force)
-    ctx.exercise_gaps = gaps
+    ctx.exercise_gaps = list(gaps.values())
+    # each connective step says why its skill is not exercised (the Tasks and Synthesis pages show it)
+    ctx.fidelity = [replace(f, gap=gaps[f.skill_id].split(": ", 1)[-1]) if f.skill_id in gaps and f.recipe != EXERCISE
+                    else f for f in ctx.fidelity]
     return ctx, built
 
 
@@ -305,7 +308,10 @@ def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recip
         if plan is not None:
             # The skill's own workflow on inputs of its own: a side branch, so the recipe chain goes
             # on from what the last recipe step left.
-            frag = build_exercise(ctx, plan)
+            try:
+                frag = build_exercise(ctx, plan)
+            except ValueError as exc:   # a documented call the plan let through but no sentence can state
+                raise SynthesisError(f"step {k}: the exercise of {step.skill_name} cannot be stated: {exc}") from exc
             ctx.packages[plan.package.slug] = plan.package
             ctx.test_files.update(ref_files(plan))
             built.append((EXERCISE_RECIPE, [], frag))
@@ -364,10 +370,14 @@ def _difficulty(built) -> str:
     return "medium" if score <= 6 else "hard"
 
 
-def task_id_for(steps: list[PathStep], seed: int, base_image: str) -> str:
-    """A task's identity: what it is made from (synthesizer version, seed, base image, and each
-    step with its scenarios), so a resumed batch finds the tasks it already made."""
-    key = "|".join([SYNTH_VERSION, str(seed), base_image] + [f"{s.src_anchor}>{s.skill_id}>{s.dst_anchor}" for s in steps])
+NO_PACKAGES = "no-skill-packages"   # the batch option that changes what a task is made of
+
+
+def task_id_for(steps: list[PathStep], seed: int, base_image: str, ship_skills: bool = True) -> str:
+    """A task's identity: what it is made from (synthesizer version, seed, base image, whether skill
+    packages ship, and each step with its scenarios), so a resumed batch finds the tasks it already made."""
+    key = "|".join([SYNTH_VERSION, str(seed), base_image] + ([] if ship_skills else [NO_PACKAGES])
+                   + [f"{s.src_anchor}>{s.skill_id}>{s.dst_anchor}" for s in steps])
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -399,7 +409,7 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     ctx, built = compose(steps, seed, force=force, exact=variant is not None, exercise=ship_skills)
     planned = plan_steps(steps, exact=variant is not None)
     recipes = [r.name for r, _, _ in built]
-    task_id = variant["task_id"] if variant else task_id_for(steps, seed, base_image)
+    task_id = variant["task_id"] if variant else task_id_for(steps, seed, base_image, ship_skills)
     name = variant["name"] if variant else f"workbench/{task_slug(task_id, recipes)}"
     category = planned[0][1]
     difficulty = _difficulty(built)

@@ -24,6 +24,7 @@ from functools import lru_cache
 
 from pipeline.shell_syntax import is_redirect, simple_commands
 
+from .exercise.package import SKILLS_ROOT
 from .skill_fit import _ASSIGNMENT, _PREFIXES, PLUMBING, WEAK_TOOLS, canonical_tool
 
 SCORES = {2: "exercises the skill", 1: "shares a tool or file format only", 0: "unrelated"}
@@ -222,10 +223,16 @@ def _solution_commands(solve: str):
             yield raw.strip()[:QUOTE_CHARS], words
 
 
+_SHIPPED = re.compile(rf"^{re.escape(SKILLS_ROOT)}/[^/]+/")   # a shipped package's root
+
+
 def _runs_script(words: list[str], script: str) -> bool:
     for w in words[:3]:   # `python3 /skills/x/scripts/a.py`, `bash scripts/a.sh`, `/skills/x/scripts/a.sh`
         w = w.strip("'\"").removeprefix("./")
         if w == script or w.endswith("/" + script):
+            return True
+        rel = _SHIPPED.sub("", w)   # SKILL.md may name it from its repository's root: `skills/x/scripts/a.py`
+        if rel != w and "/" in rel and script.endswith("/" + rel):
             return True
     return False
 

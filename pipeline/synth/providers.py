@@ -48,14 +48,15 @@ def check_provider(ws: Workspace, provider: str) -> None:
 
 
 def open_synthesizer(ws: Workspace, provider: str, *, base_image: str, run_id: str, concurrency: int,
-                     budget_usd: float | None = None, solve_timeout_s: float | None = None) -> OpenSynthesizer:
+                     budget_usd: float | None = None, solve_timeout_s: float | None = None,
+                     ship_skills: bool = True) -> OpenSynthesizer:
     """The provider's synthesizer for one batch. For "llm": one client for the whole batch
     (calls logged under `batch_id = run_id`, capped by `budget_usd`), with at least as many
     LLM calls in flight as the batch has paths in flight, so the client is never the bottleneck.
     `solve_timeout_s` None: $WORKBENCH_SYNTH_SOLVE_TIMEOUT_S, else the synthesizer's default."""
     check_provider(ws, provider)
     if provider == "offline":
-        return OpenSynthesizer(OfflineSynthesizer(base_image))
+        return OpenSynthesizer(OfflineSynthesizer(base_image, ship_skills=ship_skills))
     from pipeline.synth.llm.calls import LLMCaller
     from pipeline.synth.llm.synthesizer import LLMSynthesizer   # the LLM stack loads only when asked for
     from workbench.llm.runtime import open_client, workspace_settings

@@ -283,6 +283,7 @@ class StepFidelity:
     fidelity: str = "category-only"     # one of FIDELITIES
     score: int = 0                      # the rubric (pipeline.synth.fidelity_rubric): 2 claims the skill
     evidence: dict = field(default_factory=dict)   # RubricScore.evidence(): via, uses, both quotes, note
+    gap: str = ""                       # why no step of the task runs this skill's own workflow ('' if one does)
 
     @property
     def claims(self) -> bool:
@@ -293,7 +294,7 @@ class StepFidelity:
     def as_dict(self) -> dict:
         return {"step": self.step, "skill_id": self.skill_id, "skill_name": self.skill_name, "recipe": self.recipe,
                 "tools_used": list(self.tools_used), "kinds_used": list(self.kinds_used), "fidelity": self.fidelity,
-                "score": self.score, "evidence": dict(self.evidence) or None}
+                "score": self.score, "evidence": dict(self.evidence) or None, **({"gap": self.gap} if self.gap else {})}
 
 
 def rubric_fidelity(step: int, skill_id: str, skill_name: str, recipe: str, solve: str, parts: SkillParts,

@@ -13,6 +13,7 @@ import ast
 import re
 
 from pipeline import python_source
+from pipeline.synth.exercise.package import SKILL_REF_DIR
 from workbench.models import CheckDetails, CheckResult
 from workbench.sandbox.bundle import TaskBundle
 
@@ -61,7 +62,8 @@ def check_rubric(bundle: TaskBundle) -> CheckResult:
     sentences = instruction_sentences(instruction)
     n_tests = 0
     mapped = []
-    for path in sorted(p for p in bundle.files if p.startswith("tests/") and p.endswith(".py")):
+    for path in sorted(p for p in bundle.files if p.startswith("tests/") and p.endswith(".py")
+                       and not p.startswith(SKILL_REF_DIR)):   # a shipped skill's code, not this task's tests
         for name, doc, body in _test_functions(bundle.text(path), path, problems):
             n_tests += 1
             if not doc:
@@ -86,7 +88,8 @@ def check_rubric(bundle: TaskBundle) -> CheckResult:
         if f" {run} " in iw:
             problems.append(f"instruction.md shares a 10-word run with solve.sh: {run[:80]!r}")
             break
-    hidden = {p: c for p, c in bundle.files.items() if p.startswith(("solution/", "tests/"))}
+    hidden = {p: c for p, c in bundle.files.items()
+              if p.startswith(("solution/", "tests/")) and not p.startswith(SKILL_REF_DIR)}
     hidden_names = {p.rsplit("/", 1)[-1] for p in hidden} - {"__init__.py"}
     hidden_contents = {c for c in hidden.values() if len(c) >= 40}
     for p, c in bundle.files.items():

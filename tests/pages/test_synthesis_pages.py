@@ -191,6 +191,41 @@ def test_the_path_tab_says_which_recipe_each_step_used_and_what_of_its_skill(gra
     assert path["uses of the skill"].tolist()[:2] == ["tool: jq", "category only"]
 
 
+RUBRIC_STEPS = [
+    {"step": 1, "skill_id": "s0", "skill_name": "funnel-report", "recipe": "skill-exercise", "fidelity": "category-only",
+     "score": 2, "evidence": {"via": "script", "uses": "scripts/funnel_report.py",
+                              "skill_quote": "python3 scripts/funnel_report.py funnel.json --format json",
+                              "solution_quote": "python3 /skills/funnel-report/scripts/funnel_report.py in.json",
+                              "note": "runs the skill's bundled scripts/funnel_report.py"}},
+    {"step": 2, "skill_id": "s1", "skill_name": "csv-tricks", "recipe": "table-filter-sort", "fidelity": "artifact",
+     "kinds_used": ["csv-table"], "score": 1, "evidence": {"via": "kind", "uses": "csv-table", "note": "shares csv"},
+     "gap": "its SKILL.md runs no bundled script and documents no command of a tool it is about"}]
+
+
+def test_a_task_shows_each_steps_rubric_score_with_both_quotes_and_the_run_its_gaps(graph_workspace, monkeypatch):
+    """Issue 24.6: the Tasks page shows per step the skill, score and evidence beside the SKILL.md line;
+    the Synthesis page the batch's score split and the skills no step exercised."""
+    ws = graph_workspace
+    made = make_synth_fixture(ws)
+    with ws.db.write() as con:
+        for t in made:
+            con.execute("UPDATE tasks SET skill_fidelity = ? WHERE task_id = ?", [json.dumps(RUBRIC_STEPS), t.task_id])
+    at = open_page(ws, monkeypatch, "tasks.py")
+    at.selectbox(key="detail_task").set_value(made[0].task_id).run()
+    assert not at.exception, at.exception
+    rubric = frame(at, "step", "score", "SKILL.md says", "solution runs")
+    assert rubric["score"].tolist() == ["2 · exercises the skill", "1 · shares a tool or format"]
+    assert rubric["SKILL.md says"].tolist()[0] == "python3 scripts/funnel_report.py funnel.json --format json"
+    assert rubric["how"].tolist()[1].startswith("connective; no step exercises it: its SKILL.md runs no")
+    at = open_page(ws, monkeypatch, "synthesis.py")
+    assert not at.exception, at.exception
+    split = chart(at, f"synth_rubric_{RUN_ID}")
+    assert list(plotly_array(split["data"][0]["x"])) == [len(made), len(made), 0]
+    gaps = frame(at, "skill", "why not exercised", "steps")
+    assert gaps.to_dict("records") == [{"skill": "csv-tricks", "why not exercised": RUBRIC_STEPS[1]["gap"],
+                                        "steps": len(made)}]
+
+
 def test_checks_stored_in_an_older_shape_still_display(graph_workspace, monkeypatch):
     """Rows written before details had one typed shape: the rubric's `tests` was a count (the
     page crashed with "'int' object is not iterable"); a row that fits no shape is shown raw."""

@@ -39,6 +39,7 @@ class StepFidelity(BaseModel):
     fidelity: Literal["tool", "artifact", "category-only"]
     score: Literal[0, 1, 2] | None = None    # the fidelity rubric; None on a task made before it
     evidence: RubricEvidence | None = None
+    gap: str | None = None                   # why no step of the task runs this skill's own workflow
 
 
 class TaskMetadata(BaseModel):

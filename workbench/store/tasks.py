@@ -115,6 +115,16 @@ def skill_fidelity(db: Database, task_id: str) -> list[dict] | None:
     return json.loads(row[0]) if row and row[0] is not None else None
 
 
+def run_skill_fidelity(db: Database, run_id: str) -> list[list[dict]]:
+    """The per-step skill fidelity of every task a synthesis run made (tasks made before it was
+    recorded left out), in path order."""
+    with db.read() as con:
+        rows = con.execute("""SELECT t.skill_fidelity FROM run_tasks rt JOIN tasks t USING (task_id)
+                              WHERE rt.run_id = ? AND t.skill_fidelity IS NOT NULL ORDER BY rt.path_id""",
+                           [run_id]).fetchall()
+    return [json.loads(r[0]) for r in rows]
+
+
 def save_verification(db: Database, task_id: str, checks: list[CheckResult], image: str | None,
                       run_id: str | None = None, path_id: str | None = None, *,
                       verdict: str, failed_check: CheckResult | None) -> str:

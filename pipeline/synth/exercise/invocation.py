@@ -19,6 +19,8 @@ FILE_EXTENSIONS = frozenset("""json csv tsv txt md markdown log yaml yml xml htm
     ts sh nwk tre newick fasta fa jsonl ndjson env properties rst tex bib srt vtt""".split())
 _PLACEHOLDER = re.compile(r"^<[^<>]+>$|^\{[^{}]*\|[^{}]*\}$|^\.\.\.$|^[A-Z][A-Z0-9_]{2,}$")
 _PATHLIKE = re.compile(r"^(?:/?[\w.<>{}-]+/)*<?[\w.{}-]+>?$")
+# A value with these is a template (`<user>`, `{a|b}`, `C:\\Users\\…`) or cannot be said in a sentence.
+_ODD = re.compile(r"[<>{}|\\`\n]|\.\.\.|\"\"\"")
 _HELP = frozenset({"-h", "--help", "help"})
 _INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "uv", "env"})
 
@@ -141,7 +143,7 @@ def _slots(script: str, line: str, words: list[str]) -> Invocation:
         f = _file_like(w)
         if f:
             slots.append(Slot("input", f))
-        elif _PLACEHOLDER.match(w) or "/path/to" in w or w.endswith("/") or w.startswith("<"):
+        elif _PLACEHOLDER.match(w) or "path/to" in w or w.endswith("/") or _ODD.search(w):
             raise NotFillable(f"the argument {w} is a placeholder for something a task cannot make "
                               "(not a file of a known type)")
         else:

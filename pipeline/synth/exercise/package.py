@@ -18,6 +18,9 @@ MAX_PACKAGE_FILES = 60
 MAX_PACKAGE_BYTES = 384 * 1024
 MAX_FILE_BYTES = 128 * 1024
 SKILLS_ROOT = "/skills"                      # where packages sit in a task's environment (read-only)
+# Under tests/: the pristine code of shipped packages that the tests run. Public by definition (the same
+# files ship in environment/skills/), so the rubric's "no test file in the environment" rule skips it.
+SKILL_REF_DIR = "tests/skill_ref/"
 _SAFE_PART = re.compile(r"^[A-Za-z0-9._+-][A-Za-z0-9._+ -]{0,80}$")
 
 

@@ -14,25 +14,33 @@ import shlex
 
 from ..recipes.base import Artifact, Check, Fragment, StepContext
 from .inputs import _vary_number, varied_input
-from .package import SKILLS_ROOT
+from .package import SKILL_REF_DIR, SKILLS_ROOT
 from .plan import ExercisePlan
 
 RECIPE_NAME = "skill-exercise"
-REF_DIR = "skill_ref"                 # under tests/: the pristine code the tests run
+REF_DIR = SKILL_REF_DIR.removeprefix("tests/").strip("/")   # the pristine code the tests run
 _CODE_SUFFIXES = (".py", ".sh", ".bash")
 _TIME = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?"
 
 
 def _words(text: str) -> str:
     """A skill or script name as prose (no characters a requirement sentence cannot hold)."""
-    return re.sub(r"\s+", " ", re.sub(r"[^A-Za-z0-9 ._+-]+", " ", text)).strip(" .") or "skill"
+    text = re.sub(r"\s+", " ", re.sub(r"[^A-Za-z0-9 ._+-]+", " ", text)).replace(". ", " ")
+    return text.strip(" .") or "skill"
 
 
 def ref_files(plan: ExercisePlan) -> dict[str, bytes]:
-    """tests/ files: the package's code (the script and the modules it may import), pristine."""
+    """tests/ files: the package's code (the script and the modules it may import), pristine; the
+    package's own test files stay out (they are no tests of this task)."""
     slug = plan.package.slug
     return {f"tests/{REF_DIR}/{slug}/{rel}": data for rel, data in plan.package.files
-            if rel.endswith(_CODE_SUFFIXES) or rel == plan.script}
+            if rel == plan.script or (rel.endswith(_CODE_SUFFIXES) and not _is_test_file(rel))}
+
+
+def _is_test_file(rel: str) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    return name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py" or \
+        any(part in ("tests", "test") for part in rel.split("/")[:-1])
 
 
 def build_exercise(ctx: StepContext, plan: ExercisePlan) -> Fragment:
@@ -89,18 +97,40 @@ def build_exercise(ctx: StepContext, plan: ExercisePlan) -> Fragment:
     skill = _words(plan.skill_name)
     tool = _words(stem)
     given = ", ".join(f"`{p}`" for p, _ in inputs)
-    settings = " ".join(settings)
-    with_settings = f" with the settings `{settings}`" if settings and "`" not in settings else ""
-    sentence = f"Write `{out}` with what the {skill} skill's {tool} tool gives for {given}{with_settings}."
+    said = _settings_prose(settings)
+    with_settings = f" with the settings {said}" if said else ""
+    for_what = f" for {given}" if given else ""
+    sentence = f"Write `{out}` with what the {skill} skill's {tool} tool gives{for_what}{with_settings}."
     keep = f"Leave the input {'file' if len(inputs) == 1 else 'files'} {given} exactly as given."
     purpose = f" Its {tool} tool: {plan.purpose}" if plan.purpose else ""
     intro = (f"The **{skill}** skill is installed read-only at `{SKILLS_ROOT}/{slug}`; its `SKILL.md` says "
              f"how to use it.{purpose}")
-    checks = [Check(sentence, [("skill_result", _result_test(plan, out, inputs, args, stdin, runner))]),
-              Check(keep, [("inputs_kept", _inputs_test(inputs))])]
+    checks = [Check(sentence, [("skill_result", _result_test(plan, out, inputs, args, stdin, runner))])]
+    if inputs:
+        checks.append(Check(keep, [("inputs_kept", _inputs_test(inputs))]))
     title = f"Apply the {skill} skill"
     output = Artifact("lines", out, fmt="txt", flavor="skill-output", exact=False, label=_words(stem)[:20])
     return Fragment(title, intro, checks, solve, output)
+
+
+def _settings_prose(settings: list[str]) -> str:
+    """`--model time-decay --json` as `model` = time-decay and `json` on: what to set, in the skill's
+    own option names, never the command line itself (the agent finds the flags in SKILL.md)."""
+    out: list[str] = []
+    i = 0
+    while i < len(settings):
+        w = settings[i]
+        if w.startswith("-"):
+            name = w.lstrip("-")
+            values = []
+            while i + 1 < len(settings) and not settings[i + 1].startswith("-"):
+                values.append(settings[i + 1])
+                i += 1
+            out.append(f"`{name}` = {' '.join(values)}" if values else f"`{name}` on")
+        else:
+            out.append(f"value {w}")
+        i += 1
+    return ", ".join(out[:-1]) + (" and " if len(out) > 1 else "") + out[-1] if out else ""
 
 
 def _varied_value(ctx: StepContext, text: str) -> str:

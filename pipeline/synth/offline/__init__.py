@@ -12,16 +12,18 @@ from pipeline.synth.skill_fit import NoRecipeError
 class OfflineSynthesizer:
     provider = "offline"
 
-    def __init__(self, base_image: str):
+    def __init__(self, base_image: str, ship_skills: bool = True):
         self.base_image = base_image
+        self.ship_skills = ship_skills     # off: no skill package ships, so no step runs a skill's script
 
     def task_id(self, path: PathContext, seed: int) -> str:
-        return task_id_for(path.path_steps, seed, self.base_image)   # unchanged: existing tasks keep their ids
+        return task_id_for(path.path_steps, seed, self.base_image, self.ship_skills)
 
     def synthesize(self, path: PathContext, seed: int, tools: SynthTools) -> SynthOutcome:
         t0 = time.monotonic()
         try:
-            task = synthesize_task(path.path_steps, seed, self.base_image, path_id=path.path_id)
+            task = synthesize_task(path.path_steps, seed, self.base_image, path_id=path.path_id,
+                                   ship_skills=self.ship_skills)
         except NoRecipeError as exc:   # a skill no offline family honours: reported, never substituted
             return SynthOutcome(None, error=str(exc), timings={"total_s": time.monotonic() - t0})  # starts with NO_RECIPE
         return SynthOutcome(task, timings={"total_s": time.monotonic() - t0})

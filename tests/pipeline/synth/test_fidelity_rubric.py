@@ -136,3 +136,12 @@ def test_an_offline_task_on_a_demo_skill_carries_scores_and_evidence_in_its_meta
     listed = [ln for ln in task.bundle.text("instruction.md").splitlines() if ln.startswith("- **")]
     assert listed == [f"- **jq-flatten-nested-json** (data-processing), used in step 1 (`jq` as its SKILL.md "
                       f"documents it): {step.description.split('. ')[0]}."]
+
+
+def test_a_shipped_script_counts_when_skill_md_names_it_from_its_repository_root():
+    body = "```bash\npython3 skills/hpc/doctor/scripts/doctor.py --json\n```\n"
+    teach = teaching(body, "doctor")
+    hit = score_step("python3 /skills/doctor/scripts/doctor.py --json > /app/out/d.json\n", teach)
+    assert (hit.score, hit.via) == (2, "script")
+    other = score_step("python3 /skills/doctor/tools/doctor.py --json\n", teach)   # another file of that name
+    assert other.score < 2
