@@ -19,7 +19,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from analysis.display import short
+from analysis.display import short, short_unique
 from analysis.figures import clear_of_toolbar, count_ticks
 
 HEATMAP_ROWS = 40
@@ -90,16 +90,6 @@ def heatmap_pair(cells_a: pd.DataFrame, cells_b: pd.DataFrame, top: int = HEATMA
 HEAT_SCALE = [[0.0, "#c6dbef"], [0.35, "#6baed6"], [0.7, "#2171b5"], [1.0, "#08306b"]]
 
 
-def _unique_labels(rows: Iterable[object], n: int) -> list[str]:
-    """Truncated row labels, kept unique (plotly merges equal category labels)."""
-    out, seen = [], {}
-    for r in rows:
-        lab = short(r, n)
-        seen[lab] = seen.get(lab, 0) + 1
-        out.append(lab if seen[lab] == 1 else f"{lab} ({seen[lab]})")
-    return out
-
-
 def _heat_trace(matrix: pd.DataFrame, ylabels: list[str], zmax: float | None, **kw) -> go.Heatmap:
     # Zero visits are left blank, so that any visited cell shows (a 1 is not lost in a pale 0).
     z = matrix.astype(float).where(matrix > 0).to_numpy()
@@ -123,7 +113,7 @@ def _heat_layout(fig: go.Figure, n_rows: int, title: bool) -> None:
 def coverage_heatmap(matrix: pd.DataFrame, title: str = "", zmax: float | None = None, label_len: int = 48,
                      show_scale: bool = True) -> go.Figure:
     """Visits per (cluster row × category column); blank cells were not visited."""
-    trace = _heat_trace(matrix, _unique_labels(matrix.index, label_len), zmax, showscale=show_scale)
+    trace = _heat_trace(matrix, short_unique(matrix.index, label_len), zmax, showscale=show_scale)
     trace.update(colorbar=dict(title="visits", thickness=12, **count_ticks(trace.zmax)))
     fig = go.Figure(trace)
     _heat_layout(fig, len(matrix), bool(title))
@@ -140,7 +130,7 @@ def coverage_heatmap_pair(left: pd.DataFrame, right: pd.DataFrame, titles: tuple
     fig = make_subplots(rows=1, cols=2, shared_yaxes=True, horizontal_spacing=0.02,
                         subplot_titles=[short(t, 60) for t in titles])
     zmax = float(max(left.to_numpy().max(initial=0), right.to_numpy().max(initial=0), 1))
-    ylabels = _unique_labels(left.index, label_len)
+    ylabels = short_unique(left.index, label_len)
     fig.add_trace(_heat_trace(left, ylabels, zmax, coloraxis="coloraxis"), row=1, col=1)
     fig.add_trace(_heat_trace(right, ylabels, zmax, coloraxis="coloraxis"), row=1, col=2)
     fig.update_layout(coloraxis=dict(colorscale=HEAT_SCALE, cmin=1, cmax=zmax,

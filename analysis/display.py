@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 import shlex
+from collections.abc import Iterable
 
 HIGHLIGHT = "#d62728"
 MISSING = "—"
@@ -27,6 +28,17 @@ def short(text: object, n: int = 60) -> str:
     s = "" if _missing(text) else str(text)
     s = " ".join(s.split())
     return s if len(s) <= n else s[: n - 1].rstrip() + "…"
+
+
+def short_unique(texts: Iterable[object], n: int = 60) -> list[str]:
+    """:func:`short` of each text, numbered where two read alike ("… (2)"): plotly merges equal
+    category labels of an axis into one."""
+    out, seen = [], {}
+    for t in texts:
+        lab = short(t, n)
+        seen[lab] = seen.get(lab, 0) + 1
+        out.append(lab if seen[lab] == 1 else f"{lab} ({seen[lab]})")
+    return out
 
 
 def workbench_command(args: str, workspace: str | None = None) -> str:

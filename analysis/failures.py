@@ -14,8 +14,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from analysis.display import short
-from analysis.figures import clear_of_toolbar
+from analysis.display import short, short_unique
+from analysis.figures import clear_of_toolbar, count_ticks
 from pipeline.agents.protocol import AGENT_LABELS, FAILURE_CLASSES
 
 # A test outcome that counts against the rollout (pytest's "error" is a failing fixture or
@@ -126,6 +126,7 @@ def failure_class_figure(counts: pd.DataFrame) -> go.Figure:
     fig.update_layout(height=max(220, 48 * counts["agent_label"].nunique() + 120), barmode="stack",
                       margin=dict(l=0, r=0, t=10, b=0), xaxis_title="failed rollouts",
                       legend=dict(orientation="h", y=-0.3, title_text=""))   # the axis title sat on it
+    fig.update_xaxes(**count_ticks(float(counts.groupby("agent_label")["rollouts"].sum().max())))
     return clear_of_toolbar(fig)
 
 
@@ -177,12 +178,22 @@ def missed_tests_histogram(rollouts: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+NEAR_COLORS = {True: "#f9a825", False: "#c62828"}
+
+
 def missed_tests_figure(hist: pd.DataFrame) -> go.Figure:
-    colors = ["#f9a825" if near else "#c62828" for near in hist["near"]]
-    fig = go.Figure(go.Bar(x=hist["n_failed"].astype(int), y=hist["rollouts"], marker_color=colors,
-                           hovertemplate="%{y} rollouts missed %{x} tests<extra></extra>"))
-    fig.update_layout(height=260, margin=dict(l=0, r=0, t=10, b=0), xaxis_title="tests missed",
-                      yaxis_title="failed rollouts", xaxis=dict(dtick=1))
+    """Failed rollouts by tests missed, near-misses in amber and the rest in red, each colour named
+    in a legend (one colour per bar, unexplained, was what the walk found)."""
+    fig = go.Figure()
+    for near, name in ((True, f"near-miss (missed {NEAR_MISS_MAX_FAILED} tests or fewer)"), (False, "missed more")):
+        part = hist[hist["near"].astype(bool) == near]
+        if len(part):
+            fig.add_bar(x=part["n_failed"].astype(int), y=part["rollouts"], name=name, marker_color=NEAR_COLORS[near],
+                        hovertemplate="%{y} rollouts missed %{x} tests<extra></extra>")
+    fig.update_layout(height=280, margin=dict(l=0, r=0, t=10, b=0), xaxis_title="tests missed",
+                      yaxis_title="failed rollouts", xaxis=dict(dtick=1), showlegend=True,
+                      legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom", title_text=""))
+    fig.update_yaxes(**count_ticks(float(hist["rollouts"].max()) if len(hist) else 0))
     return clear_of_toolbar(fig)
 
 
@@ -239,16 +250,20 @@ def heatmap_matrix(tests: pd.DataFrame, max_tasks: int = HEATMAP_MAX_TASKS,
 def heatmap_figure(matrix: pd.DataFrame, task_names: Mapping[str, str] | None = None) -> go.Figure:
     """The task × test heatmap: red = failed in every rollout that ran the test."""
     rows = [short((task_names or {}).get(t, t), 40) for t in matrix.index]
-    cols = [short(c, 40) for c in matrix.columns]
+    cols = short_unique((str(c).split("::")[-1] for c in matrix.columns), 32)
     fig = go.Figure(go.Heatmap(z=matrix.to_numpy(dtype=float), x=cols, y=rows, zmin=0, zmax=1,
                                colorscale=[[0, "#e8f5e9"], [0.5, "#f9a825"], [1, "#c62828"]],
                                colorbar=dict(title="fail rate", tickformat=".0%"),
                                customdata=[[[t, c] for c in matrix.columns] for t in matrix.index],
                                hovertemplate="%{customdata[0]}<br>%{customdata[1]}<br>fails in %{z:.0%} of "
                                              "rollouts<extra></extra>"))
-    fig.update_layout(height=max(260, 22 * len(rows) + 160), margin=dict(l=0, r=0, t=10, b=0),
-                      yaxis=dict(autorange="reversed"), xaxis=dict(tickangle=-35))
+    # upright labels, one per column: at -35 degrees each ran into its neighbours'; a column is
+    # labelled by the test's own name ("test_outputs.py::test_sum" -> "test_sum"), the hover has it whole
+    fig.update_layout(height=max(260, 22 * len(rows) + 8 * max(map(len, cols), default=0) + 60),
+                      margin=dict(l=0, r=0, t=10, b=0), yaxis=dict(autorange="reversed"),
+                      xaxis=dict(tickangle=-90, tickfont=dict(size=11), automargin=True))
     return clear_of_toolbar(fig)
+
 
 
 # --- consistent vs sporadic --------------------------------------------------------------------

@@ -90,7 +90,12 @@ def test_near_misses_count_failed_rollouts_whose_tests_ran_and_missed_one_or_two
     assert hist.to_dict("records") == [{"n_failed": 1, "rollouts": 2, "near": True},
                                        {"n_failed": 2, "rollouts": 1, "near": True},
                                        {"n_failed": 4, "rollouts": 1, "near": False}]
-    assert len(fx.missed_tests_figure(hist).data[0].x) == 3
+    fig = fx.missed_tests_figure(hist)
+    # the walk: amber and red bars with no legend; each colour is now a named trace in the legend
+    assert [(list(t.x), t.marker.color) for t in fig.data] == [([1, 2], fx.NEAR_COLORS[True]),
+                                                              ([4], fx.NEAR_COLORS[False])]
+    assert fig.layout.showlegend and fig.data[0].name.startswith("near-miss (missed 2 tests or fewer")
+    assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d"  # rollouts: whole numbers
     empty = fx.near_misses(EMPTY_RO)
     assert (empty.failed, empty.with_tests, empty.near, empty.share) == (0, 0, 0, None)
     assert fx.near_miss_rollouts(EMPTY_RO).empty and fx.missed_tests_histogram(EMPTY_RO).empty
@@ -120,6 +125,13 @@ def test_heatmap_has_failing_tasks_and_tests_with_zero_where_a_kept_test_passed(
     assert small.shape == (1, 2)
     fig = fx.heatmap_figure(m, {"A": "task a"})
     assert list(fig.data[0].y) == ["task a", "B"]
+    # the walk: test names at -35 degrees ran into each other; upright, by the test's own name, distinct
+    long = pd.DataFrame([[0.5, 1.0, 0.25]], index=["A"],
+                        columns=["tests/test_outputs.py::test_sum", "tests/other.py::test_sum",
+                                 "tests/test_outputs.py::test_the_report_lists_every_" + "x" * 40])
+    wide = fx.heatmap_figure(long)
+    assert wide.layout.xaxis.tickangle == -90
+    assert list(wide.data[0].x)[:2] == ["test_sum", "test_sum (2)"] and len(wide.data[0].x[2]) <= 32
     assert fx.heatmap_matrix(EMPTY_T).empty
 
 
