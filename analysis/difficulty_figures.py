@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from analysis.difficulty import BAND_COLORS, BANDS
-from analysis.figures import clear_of_toolbar
+from analysis.figures import clear_of_toolbar, count_ticks
 
 _LEGEND = dict(orientation="h", y=1.02, yanchor="bottom", x=0, title_text="")
 
@@ -19,6 +19,7 @@ def bands_by_agent_figure(counts: pd.DataFrame) -> go.Figure:
     fig.update_layout(height=max(220, 48 * counts["agent_label"].nunique() + 110), legend=_LEGEND,
                       margin=dict(l=0, r=0, t=10, b=0), yaxis_title="", xaxis_title="tasks",
                       yaxis=dict(autorange="reversed"))
+    fig.update_xaxes(**count_ticks(float(counts.groupby("agent_label")["tasks"].sum().max()) if len(counts) else 0))
     return clear_of_toolbar(fig)
 
 
@@ -42,7 +43,8 @@ def distribution_figure(dist: pd.DataFrame, dimension: str) -> go.Figure:
     fig.update_annotations(x=0, xanchor="left", font=dict(size=12))
     fig.update_layout(barmode="stack", height=max(260, 200 * len(labels) + 100), legend=_LEGEND,
                       legend_traceorder="normal", margin=dict(l=0, r=0, t=10, b=0))
-    fig.update_yaxes(title_text="tasks", dtick=1)
+    fig.update_yaxes(title_text="tasks", **count_ticks(float(dist.groupby(["agent_label", "value"])["tasks"].sum()
+                                                               .max()) if len(dist) else 0))
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=values)
     fig.update_xaxes(title_text=dimension, row=max(1, len(labels)), col=1)
     return clear_of_toolbar(fig)
@@ -65,6 +67,9 @@ def check_vs_task_figure(rates: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Bar(name=name, y=rates["agent_label"], x=rates[column], orientation="h",
                              marker_color=color, text=[f"{v:.0%} ({n})" if pd.notna(v) else "no tests"
                                                        for v, n in zip(rates[column], counts)],
+                             # beside the bar, never in it: a 0% bar has no length, and its text inside
+                             # was dropped, so 0 read as missing
+                             textposition="outside", cliponaxis=False,
                              hovertemplate="%{y}: %{x:.1%}<extra>" + name + "</extra>"))
     fig.update_layout(barmode="group", height=max(220, 70 * len(rates) + 110), legend=_LEGEND,
                       margin=dict(l=0, r=0, t=10, b=0), xaxis=dict(title="pass rate", tickformat=".0%",

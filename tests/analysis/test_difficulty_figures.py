@@ -35,6 +35,8 @@ def test_check_vs_task_bars_say_their_counts():
     fig = figs.check_vs_task_figure(rates)
     checks, tasks = fig.data
     assert list(checks.text) == ["81% (13/16)", "no tests"] and list(tasks.text) == ["25% (1/4)", "0% (0/1)"]
+    # the walk: a 0% bar was invisible, its text dropped with it; the text now stands beside every bar
+    assert {t.textposition for t in fig.data} == {"outside"} and not any(t.cliponaxis for t in fig.data)
 
 
 def test_bands_by_agent_keep_the_band_order():
@@ -42,3 +44,4 @@ def test_bands_by_agent_keep_the_band_order():
                            enumerate(["unsolved", "hard", "medium", "easy", "solved"])])
     fig = figs.bands_by_agent_figure(counts)
     assert [t.name for t in fig.data] == ["unsolved", "hard", "medium", "easy", "solved"]
+    assert fig.layout.xaxis.tickformat == ",d" and fig.layout.xaxis.dtick == 1  # 10 tasks: a tick per task
