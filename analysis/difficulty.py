@@ -19,6 +19,7 @@ import pandas as pd
 
 from analysis import failures as fail
 from pipeline.synth.llm.fidelity import recipe_of
+from workbench import double_rule
 
 BANDS = ("unsolved", "hard", "medium", "easy", "solved")
 # Cut points on a task's pass rate r = c/n (c of its n rollouts passed), as exact fractions so a
@@ -78,8 +79,8 @@ def band(c: int, n: int) -> str:
 def agent_label(agent: str, model: str | None, stored: object = None) -> str:
     """What a figure or table calls an agent config: the Failures page's agent label (ablation says
     it is a verifier probe, not a model), with the model where there is one."""
-    base = fail.agent_label(agent, stored)
-    return f"{base} · {model}" if model else base
+    base = fail.agent_label(agent, stored, model)
+    return f"{base} · {double_rule.model_label(model)}" if model else base
 
 
 def _model(value) -> str:

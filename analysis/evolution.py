@@ -25,6 +25,7 @@ from analysis import difficulty as d
 from pipeline.agents.protocol import AGENT_LABELS
 from pipeline.evolve.models import (LINEAGE_MARKS, NOT_COUNTED, OPERATORS, PRODUCTIVE_ZONE, generation, lineage,
                                     productive)
+from workbench import double_rule
 
 # What SETA-Evol expects each operator to do to r, for captions and the summary table.
 EXPECTED = {"harder": "lowers r", "context_switch": "keeps r about the same", "easier": "raises r"}
@@ -66,7 +67,7 @@ class AgentConfig:
     @property
     def simulated(self) -> bool:
         """Its rates are simulated, not a model's (noisy-oracle): every figure says so in its label."""
-        return "simulated" in AGENT_LABELS.get(self.agent, "")
+        return double_rule.is_simulated_agent(self.agent)
 
 
 def _configs_of(rollouts: pd.DataFrame) -> list[AgentConfig]:

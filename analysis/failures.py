@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from analysis.display import short, short_unique
 from analysis.figures import clear_of_toolbar, count_ticks
 from pipeline.agents.protocol import AGENT_LABELS, FAILURE_CLASSES
+from workbench import double_rule
 
 # A test outcome that counts against the rollout (pytest's "error" is a failing fixture or
 # collection: the check did not pass either). "skipped" counts neither way.
@@ -42,12 +43,14 @@ CLASS_LABELS = {
 
 # --- labels and filters ------------------------------------------------------------------------
 
-def agent_label(agent: str, stored: object = None) -> str:
+def agent_label(agent: str, stored: object = None, models: object = None) -> str:
     """What a page shows for an agent: AGENT_LABELS (probes say they are probes), else the label
-    the rollout was stored with (an imported Harbor agent), else the name."""
-    if agent in AGENT_LABELS:
-        return AGENT_LABELS[agent]
-    return str(stored) if isinstance(stored, str) and stored else str(agent)
+    the rollout was stored with (an imported Harbor agent), else the name. `models` (one name or
+    several): the models its rollouts ran against; an LLM agent whose runs all talked to a test
+    double says so, one with some says some did (workbench.double_rule, the one rule)."""
+    base = AGENT_LABELS[agent] if agent in AGENT_LABELS else (
+        str(stored) if isinstance(stored, str) and stored else str(agent))
+    return double_rule.agent_config_label(agent, base, models)
 
 
 def agent_labels(rollouts: pd.DataFrame) -> dict[str, str]:
@@ -55,8 +58,11 @@ def agent_labels(rollouts: pd.DataFrame) -> dict[str, str]:
     if rollouts.empty:
         return {}
     stored = rollouts.drop_duplicates("agent").set_index("agent")["agent_label"].to_dict()
+    models = (rollouts.groupby("agent")["model"].agg(lambda s: sorted({m for m in s if isinstance(m, str)}))
+              if "model" in rollouts else {})
     order = {a: i for i, a in enumerate(AGENT_LABELS)}
-    return {a: agent_label(a, stored.get(a)) for a in sorted(stored, key=lambda a: (order.get(a, 99), a))}
+    return {a: agent_label(a, stored.get(a), models.get(a))
+            for a in sorted(stored, key=lambda a: (order.get(a, 99), a))}
 
 
 def _model_of(value: object) -> str:

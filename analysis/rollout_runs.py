@@ -16,6 +16,7 @@ from analysis.failures import agent_label
 from analysis.synth_runs import default_run, effective_status, pid_of  # noqa: F401  (one rule for both pages)
 from pipeline.agents.terminus2.scripted import BEHAVIOURS, REPLAY_MODEL  # noqa: F401  (the page's choices)
 from pipeline.rollouts.jobs import RolloutParams, counts
+from workbench.double_rule import model_label
 
 LLM_AGENT = "terminus-2"
 LIVE = ("running", "starting")
@@ -56,7 +57,7 @@ def _model(run: Mapping) -> str:
 
 def run_label(run: Mapping) -> str:
     """'run id · agent · model · k=3 · time' (no status: it goes stale in a picker)."""
-    model = _model(run)
+    model = model_label(_model(run))
     return " · ".join(x for x in (str(run["run_id"]), str(run["agent"]), model, f"k={int(run['k'])}",
                                   _when(run["created_at"])) if x)
 
@@ -70,8 +71,10 @@ def runs_table(runs: pd.DataFrame, statuses: Mapping[str, str]) -> pd.DataFrame:
     totals = [counts(r)["total"] for r in out.to_dict("records")]
     out["rollouts"] = [f"{int(d)} / {t}" if t else str(int(d)) for d, t in zip(out["n_done"], totals)]
     out["passed"] = out["n_passed"].astype(int)
-    out["agent"] = [agent_label(a) for a in out["agent"]]
-    out["model"] = [m if isinstance(m, str) and m else MISSING for m in out["model"]]   # scripted agents: none
+    # a run against a test double says so in its agent, where a narrow model column cannot cut it off
+    out["agent"] = [agent_label(a, None, m) for a, m in zip(out["agent"], out["model"])]
+    out["model"] = [model_label(m) if isinstance(m, str) and m else MISSING   # scripted agents: none
+                    for m in out["model"]]
     return out[TABLE_COLUMNS].reset_index(drop=True)
 
 

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
+from workbench import double_rule
+
 
 def judgement_note(judgements: pd.DataFrame) -> str | None:
     """The trajectory judge's newest verdict on a task (``trajectory_judgements.judgements``,
@@ -18,7 +20,8 @@ def judgement_note(judgements: pd.DataFrame) -> str | None:
     failing = ", ".join(ev.get("consistent") or []) or "none"
     reason = str(j["reason"]).rstrip()
     reason += "" if reason.endswith((".", "!", "?")) else "."
-    return (f"Trajectory judge ({j['model'] or 'unknown model'}): {verdict} after {int(j['n_rollouts'])} failed "
+    model = double_rule.model_label(j["model"]) or "unknown model"   # the scripted judge says it is a test double
+    return (f"Trajectory judge ({model}): {verdict} after {int(j['n_rollouts'])} failed "
             f"LLM rollouts — {reason} Tests failed in every rollout: {failing}.")
 
 

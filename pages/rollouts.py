@@ -116,7 +116,8 @@ if runs.empty:
 records = {r["run_id"]: r for r in runs.to_dict("records")}
 statuses = {i: rv.effective_status(r, jobs.is_alive(rv.pid_of(r))) for i, r in records.items()}
 st.dataframe(rv.runs_table(runs, statuses), hide_index=True, width="stretch", height=220, key="ro_runs_table",
-             column_config={"created_at": st.column_config.DatetimeColumn("started"),
+             column_config={"model": st.column_config.TextColumn("model", width="medium"),   # "(test double)" shows
+                            "created_at": st.column_config.DatetimeColumn("started"),
                             "finished_at": st.column_config.DatetimeColumn("finished"),
                             "n_tasks": st.column_config.NumberColumn("tasks")})
 if st.session_state.get("ro_run") not in records:

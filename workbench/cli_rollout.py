@@ -108,11 +108,14 @@ def _refused(ws: Workspace, args, exc: Exception, code: int) -> int:
 
 
 def _print_report(ws: Workspace, report) -> None:
-    out.print(Text(f"Run {report.run_id} {report.status}: {report.agent_label or report.agent}"
-                   + (f" ({report.model})" if report.model else "") + f"; {report.summary()}; {report.seconds:.1f}s."),
-              soft_wrap=True)
+    from workbench import double_rule
+    label = double_rule.agent_config_label(report.agent, report.agent_label or report.agent, report.model)
+    out.print(Text(f"Run {report.run_id} {report.status}: {label}"
+                   + (f" ({double_rule.model_label(report.model)})" if report.model else "")
+                   + f"; {report.summary()}; {report.seconds:.1f}s."), soft_wrap=True)
     if report.agent == "terminus-2":
-        out.print(f"  LLM cost ${report.cost_usd:.4f}", soft_wrap=True)
+        double = f" ({double_rule.COST_NOTE})" if double_rule.is_double_model(report.model) else ""
+        out.print(f"  LLM cost ${report.cost_usd:.4f}{double}", soft_wrap=True)
     if report.status != "done":
         out.print(Text(f"  {report.message}"), soft_wrap=True)
     out.print(Text(f"  folders: {ws.root / report.runs_folder}/<rollout_id>/ (trajectory.json, recording.cast, "

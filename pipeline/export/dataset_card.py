@@ -6,6 +6,7 @@ from __future__ import annotations
 from pipeline.agents.protocol import AGENT_LABELS
 from pipeline.export.trajectories import base_agent, is_scripted
 from pipeline.verify.decontam import N
+from workbench import double_rule
 
 FORMAT_TEXT = {
     "atif": "ATIF trajectories (the format Harbor writes; `harbor.utils.trajectory_validator` accepts them): "
@@ -24,11 +25,12 @@ ROW_FIELDS_TEXT = ("`conversations` [{role: user|assistant, content}], `agent`, 
                    "(the reward as text, or the failure class), and ours: `reward`, `rollout_id`, `task_id`.")
 
 
-def _label(agent: str, stored: str) -> str:
+def _label(agent: str, stored: str, models: list[str] | None = None) -> str:
+    """What the agent is; a run against a test double or by a simulated agent says so
+    (workbench.double_rule: the one rule pages and figures use too)."""
     base = base_agent(agent)
-    if base in AGENT_LABELS:
-        return AGENT_LABELS[base] + (" — run by Harbor" if agent.startswith("harbor:") else "")
-    return stored
+    label = double_rule.agent_config_label(base, AGENT_LABELS[base] if base in AGENT_LABELS else stored, models)
+    return label + (" — run by Harbor" if base in AGENT_LABELS and agent.startswith("harbor:") else "")
 
 
 def card_text(r) -> str:
@@ -46,9 +48,9 @@ def card_text(r) -> str:
               f"over {r.tasks} task(s).", "",
               "| agent | what it is | model(s) | rollouts | " + unit + " |", "|---|---|---|---|---|"]
     for agent in sorted(r.kept):
-        models = ", ".join(r.models.get(agent) or []) or "—"
-        lines.append(f"| {agent} | {_label(agent, r.labels.get(agent, agent))} | {models} | {r.kept[agent]} | "
-                     f"{r.rows[agent]} |")
+        models = double_rule.models_label(r.models.get(agent) or []) or "—"
+        kind = _label(agent, r.labels.get(agent, agent), r.models.get(agent))
+        lines.append(f"| {agent} | {kind} | {models} | {r.kept[agent]} | {r.rows[agent]} |")
     if not r.kept:
         lines.append("| — | nothing passed the selection | — | 0 | 0 |")
     lines += ["", "## Left out", ""]

@@ -161,3 +161,22 @@ def test_one_rollouts_tests_put_failures_first_and_its_label_says_how_it_ended()
     assert fx.rollout_label(row0, {"B": "Task B"}) == "Task B · terminus-2 #0 · timeout · b0"
     row2 = ROLLOUTS.set_index("rollout_id").loc["b2"].to_dict() | {"rollout_id": "b2"}
     assert fx.rollout_label(row2) == "name-B · terminus-2 #2 · passed, 4 tests · b2"
+
+
+SCRIPTED = "scripted-terminus:oracle (test double)"
+
+
+def test_terminus2_against_the_scripted_replay_reads_as_a_test_double_on_failures_and_difficulty_alike():
+    """Issue 22.7: Failures labelled scripted terminus-2 runs "terminus-2 (LLM agent)" while Difficulty
+    said "(test double)"; both now ask workbench.double_rule and agree."""
+    from analysis import difficulty as d
+    scripted = pd.DataFrame([_ro("s0", "B", "terminus-2", 0, False, "test_assertion", 4, 1, model=SCRIPTED),
+                             _ro("s1", "B", "terminus-2", 1, True, None, 4, 0, model=SCRIPTED)])
+    label = fx.agent_labels(scripted)["terminus-2"]
+    assert "LLM agent" not in label and "test double" in label
+    assert d.agent_label("terminus-2", SCRIPTED).startswith(label)
+    assert fx.failure_class_counts(scripted)["agent_label"].tolist() == [label]
+    mixed = pd.concat([scripted, ROLLOUTS[ROLLOUTS["agent"] == "terminus-2"]])
+    assert "some runs against a scripted replay model (test double)" in fx.agent_labels(mixed)["terminus-2"]
+    assert fx.agent_labels(ROLLOUTS)["terminus-2"] == AGENT_LABELS["terminus-2"]      # real models: unchanged
+    assert "simulated, not a model" in fx.agent_label("noisy-oracle")

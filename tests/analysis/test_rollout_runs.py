@@ -50,6 +50,18 @@ def test_the_runs_table_is_newest_first_with_labels_and_stored_of_total():
     assert rv.run_label(runs.iloc[0].to_dict()) == "r-old · ablation · k=3 · 2026-12-01 10:00:00"
 
 
+def test_a_batch_against_the_scripted_replay_model_says_so_in_its_agent_and_model():
+    """Issue 22.7: the model column cut "scripted-terminus:oracle (test double)" to "scripted…"; the
+    agent column now says the run played a test double, and the model is labelled by the one rule."""
+    runs = pd.DataFrame([_run("r-double", agent="terminus-2", model="scripted-terminus:floods (test double)"),
+                         _run("r-old", agent="terminus-2", model="openai/scripted-terminus")])
+    table = rv.runs_table(runs, {})
+    assert all("test double" in a and "LLM agent" not in a for a in table["agent"])
+    assert table["model"].tolist() == ["scripted-terminus:floods (test double)",
+                                       "openai/scripted-terminus (test double)"]
+    assert "openai/scripted-terminus (test double)" in rv.run_label(runs.iloc[1].to_dict())
+
+
 def test_progress_from_the_runs_counts_and_none_before_it_counted():
     run = _run("r", counts={"total": 6, "done": 3, "skipped": 1, "passed": 1, "failed": 1})
     bars = rv.run_progress(run)

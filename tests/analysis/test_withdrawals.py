@@ -20,3 +20,9 @@ def test_the_trajectory_judges_newest_verdict_in_a_line():
                       "evidence": [{"consistent": ["t.py::test_a", "t.py::test_b"]}, {}]})
     assert withdrawals.judgement_note(j) == ("Trajectory judge (m2): too hard after 4 failed LLM rollouts — The "
                                              "agents gave up. Tests failed in every rollout: t.py::test_a, t.py::test_b.")
+
+
+def test_the_scripted_judge_is_named_a_test_double():
+    j = pd.DataFrame({"verdict": ["design_flaw"], "model": ["scripted-trajectory-judge"], "n_rollouts": [3],
+                      "reason": ["x"], "evidence": [{}]})
+    assert withdrawals.judgement_note(j).startswith("Trajectory judge (scripted-trajectory-judge (test double)): ")

@@ -74,6 +74,21 @@ def test_the_batches_list_and_a_finished_batch(rollouts_ws, monkeypatch):
     assert not any(b.key == "ro_cancel" for b in at.button)
 
 
+def test_a_batch_against_the_scripted_replay_model_says_test_double_where_the_model_column_is_cut(workspace,
+                                                                                                monkeypatch):
+    """Issue 22.7: the model column cut "scripted-terminus:oracle (test double)" to "scripted…"; the
+    agent column says the batch played a test double, and the model and the picker say it too."""
+    ws = workspace
+    ro_store.create_run(ws.db, "ro-double1", agent="terminus-2", model="scripted-terminus:oracle (test double)", k=1,
+                        concurrency=1, n_tasks=1, params={})
+    ro_store.set_run_status(ws.db, "ro-double1", "done")
+    at = open_page(ws, monkeypatch, "rollouts.py")
+    row = frame(at, "run_id", "agent", "model").iloc[0]
+    assert "test double" in row["agent"] and "LLM agent" not in row["agent"]
+    assert row["model"] == "scripted-terminus:oracle (test double)"
+    assert "(test double)" in at.selectbox(key="ro_run").format_func("ro-double1")
+
+
 def test_a_batch_whose_process_died_reads_interrupted_with_the_resume_command(workspace, monkeypatch):
     ws = workspace
     proc = subprocess.Popen(["true"])

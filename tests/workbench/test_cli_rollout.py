@@ -192,3 +192,20 @@ def test_ctrl_c_cancels_the_batch_cleanly_and_says_how_to_resume(tasks_ws):
     run = store.get_run(ws.db, "cli-int")
     assert run["status"] == "cancelled" and 1 <= len(store.rollouts_frame(ws.db, "cli-int")) < 6
     assert Engine(sweep=False).orphaned_containers() == []
+
+
+def test_the_summary_of_a_batch_against_the_scripted_replay_says_test_double_and_whose_cost_it_is(tmp_path, capsys):
+    """Issue 22.4: the CLI summary of a terminus-2 batch against the replay model read "terminus-2 (LLM
+    agent)" with an "LLM cost"; it now says test double, by the one rule (workbench.double_rule)."""
+    from types import SimpleNamespace
+
+    from pipeline.agents.protocol import AGENT_LABELS
+    from workbench import cli_rollout
+    from workbench.workspace import Workspace
+    report = SimpleNamespace(run_id="r1", status="done", agent="terminus-2", agent_label=AGENT_LABELS["terminus-2"],
+                             model=replay_model("oracle"), seconds=1.0, cost_usd=0.0, message="", notes=[],
+                             runs_folder="runs/r1/rollouts", summary=lambda: "1 passed of 1")
+    cli_rollout._print_report(Workspace.open(tmp_path / "ws"), report)
+    text = " ".join(capsys.readouterr().out.split())
+    assert "LLM agent" not in text and "terminus-2 · test double" in text
+    assert "LLM cost $0.0000 (a test double's cost" in text

@@ -13,6 +13,7 @@ from pipeline.agents.protocol import AGENT_LABELS, AgentContext, AgentResult
 from pipeline.agents.terminus2 import messages as msg
 from pipeline.agents.terminus2.episode import DEFAULT_MAX_TURNS, Episode, look, run_episode
 from pipeline.trajectories.atif import TrajectoryBuilder, TrajectoryError
+from workbench import double_rule
 from workbench.llm.caller import LLMCaller
 from workbench.llm.client import LLMResult
 from workbench.sandbox.terminal import SessionStopped, Terminal
@@ -41,7 +42,8 @@ class Terminus2Agent:
 
     @property
     def label(self) -> str:
-        return f"{AGENT_LABELS[self.name]} · {self.model}"
+        return (f"{double_rule.agent_config_label(self.name, AGENT_LABELS[self.name], self.model)}"
+                f" · {double_rule.model_label(self.model)}")
 
     def config_key(self) -> str:
         tpl = self.caller.template(msg.STAGE)

@@ -225,3 +225,13 @@ def test_real_rollouts_export_as_atif_harbor_accepts_and_as_chat_rows(graph_work
     assert {r["agent"] for r in rows} == {"terminus-2"} and {r["run_id"] for r in rows} == {t2.run_id}
     assert all(r["conversations"][-1]["role"] == "assistant" and len(r["conversations"]) >= 3 for r in rows)
     assert atif.kept == {"terminus-2": 2, "ablation": 1}
+
+
+def test_the_card_says_a_terminus2_run_against_the_replay_model_is_a_test_doubles():
+    """Issue 22.4: an export's card called scripted terminus-2 rollouts "terminus-2 (LLM agent)"."""
+    from pipeline.export.dataset_card import _label
+    scripted = _label("terminus-2", "x", ["scripted-terminus:oracle (test double)"])
+    assert "LLM agent" not in scripted and "test double" in scripted
+    assert "test double" in _label("harbor:terminus-2", "x", ["openai/scripted-terminus"])
+    assert _label("terminus-2", "x", ["gpt-4o-mini"]) == AGENT_LABELS["terminus-2"]
+    assert "some runs against a scripted replay model" in _label("terminus-2", "x", ["gpt-4o-mini", "scripted-replay"])

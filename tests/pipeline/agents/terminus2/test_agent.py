@@ -154,7 +154,8 @@ def test_the_agent_says_its_model_and_config_and_refuses_a_second_model_name():
         caller = LLMCaller(LLMClient(make_settings(srv, model=REPLAY_MODEL)))
         try:
             agent = make_agent("terminus-2", caller=caller, temperature=0.7, max_turns=7)
-            assert agent.model == REPLAY_MODEL and agent.label.endswith(f"· {REPLAY_MODEL}")
+            assert agent.model == REPLAY_MODEL and agent.label.endswith(f"· {REPLAY_MODEL} (test double)")
+            assert "LLM agent" not in agent.label       # a replay model is a test double (workbench.double_rule)
             key = agent.config_key()
             assert key.startswith(f"terminus-2@1:{REPLAY_MODEL}:t=0.7:turns=7:prompt=")
             assert key != make_agent("terminus-2", caller=caller, temperature=0.0, max_turns=7).config_key()
