@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from analysis.figures import clear_of_toolbar
 from pipeline.synth.llm import models as synth_stages
+from workbench import double_rule
 
 # Every stage of LLM synthesis (llm_calls.stage), in the order a task goes through them.
 SYNTH_STAGES: tuple[str, ...] = (synth_stages.PLAN, synth_stages.ENVIRONMENT, synth_stages.INSTRUCTION,
@@ -31,31 +32,66 @@ def totals(calls: pd.DataFrame) -> dict:
             "cost_usd": float(calls["cost_usd"].sum()), "errors": int(calls["error_class"].notna().sum())}
 
 
+def is_double(calls: pd.DataFrame) -> pd.Series:
+    """Per call: its model is a test double (workbench.double_rule, the one rule)."""
+    models = calls["model"] if "model" in calls else pd.Series("", index=calls.index)
+    return models.map(double_rule.is_double_model).astype(bool)
+
+
+# The headline's groups: a double's calls and cost are never added to a model's.
+MODELS_GROUP = "LLM models"
+DOUBLES_GROUP = f"Test doubles (scripted replays, {double_rule.TAG}s, not LLMs): costs at a made-up price"
+DOUBLE_SUFFIX = f" · {double_rule.TAG}s"
+
+
+def headline(calls: pd.DataFrame) -> list[dict]:
+    """The page's headline, one group per kind of caller: {group, suffix, totals}. Real models'
+    calls and the test doubles' are counted apart; a group with no calls is left out (the models'
+    group stays, with zeros, when there are none at all). `suffix` goes after every metric label
+    of the doubles' group, so no number of theirs reads as a model's."""
+    double = is_double(calls) if len(calls) else pd.Series(dtype=bool)
+    groups = [{"group": MODELS_GROUP, "suffix": "", "totals": totals(calls[~double] if len(calls) else calls)}]
+    if len(calls) and double.any():
+        groups.append({"group": DOUBLES_GROUP, "suffix": DOUBLE_SUFFIX, "totals": totals(calls[double])})
+        if not (~double).any():
+            groups = groups[1:]
+    return groups
+
+
 def by_stage_model(calls: pd.DataFrame) -> pd.DataFrame:
+    """Per stage and model: calls, tokens, cost, latency; `model` is labelled by the double rule
+    (a test double says so) and `test_double` says it as a column."""
     if calls.empty:
-        return pd.DataFrame(columns=["stage", "model", "calls", "cache_hits", "prompt_tokens",
+        return pd.DataFrame(columns=["stage", "model", "test_double", "calls", "cache_hits", "prompt_tokens",
                                      "completion_tokens", "cost_usd", "p50_latency_ms"])
     g = calls.groupby(["stage", "model"])
     out = g.agg(calls=("stage", "size"), cache_hits=("cache_hit", "sum"), prompt_tokens=("prompt_tokens", "sum"),
                 completion_tokens=("completion_tokens", "sum"), cost_usd=("cost_usd", "sum")).reset_index()
     lat = calls[~calls["cache_hit"]].groupby(["stage", "model"])["latency_ms"].median().rename("p50_latency_ms")
-    return out.merge(lat.reset_index(), on=["stage", "model"], how="left")
+    out = out.merge(lat.reset_index(), on=["stage", "model"], how="left")
+    out.insert(2, "test_double", out["model"].map(double_rule.is_double_model).astype(bool))
+    out["model"] = out["model"].map(double_rule.model_label)
+    return out
 
 
 def by_batch(calls: pd.DataFrame, tasks: pd.DataFrame | None = None) -> pd.DataFrame:
-    """One row per batch: when it ran, its calls, cache hits, tokens and cost. With `tasks`,
+    """One row per batch: its model(s) (a test double labelled so, and `test_double` True when any
+    of its calls was one's), when it ran, its calls, cache hits, tokens and cost. With `tasks`,
     also `accepted` (the tasks its synthesis calls worked on that were accepted; a synthesis
     batch is its run) and `cost_per_accepted` (the batch's cost over them; NaN for none)."""
-    cols = ["batch_id", "started", "calls", "cache_hits", "tokens", "cost_usd", "errors"]
+    cols = ["batch_id", "model", "test_double", "started", "calls", "cache_hits", "tokens", "cost_usd", "errors"]
     if tasks is not None:
         cols += ["accepted", "cost_per_accepted"]
     if calls.empty:
         return pd.DataFrame(columns=cols)
     c = calls.assign(tokens=calls["prompt_tokens"] + calls["completion_tokens"],
-                     error=calls["error_class"].notna(), batch_id=calls["batch_id"].fillna("(none)"))
+                     error=calls["error_class"].notna(), batch_id=calls["batch_id"].fillna("(none)"),
+                     double=is_double(calls))
     out = c.groupby("batch_id").agg(started=("created_at", "min"), calls=("stage", "size"),
                                     cache_hits=("cache_hit", "sum"), tokens=("tokens", "sum"),
-                                    cost_usd=("cost_usd", "sum"), errors=("error", "sum")).reset_index()
+                                    cost_usd=("cost_usd", "sum"), errors=("error", "sum"),
+                                    model=("model", lambda m: double_rule.models_label(sorted(set(m)))),
+                                    test_double=("double", "any")).reset_index()
     if tasks is not None:
         accepted_ids = set(tasks.loc[tasks["verdict"] == "accepted", "task_id"]) if len(tasks) else set()
         synth = c[c["stage"].isin(SYNTH_STAGES) & c["item"].isin(accepted_ids)]
@@ -85,9 +121,10 @@ def _task_labels(items: pd.Series, tasks: pd.DataFrame) -> pd.DataFrame:
 
 def by_task(calls: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     """One row per task that synthesis calls worked on (item = task id): its name and verdict
-    from `tasks`, calls, cache hits, tokens and cost; the most expensive first."""
-    cols = ["task_id", "name", "verdict", "calls", "cache_hits", "prompt_tokens", "completion_tokens", "tokens",
-            "cost_usd"]
+    from `tasks`, its model(s) (a test double labelled so), calls, cache hits, tokens and cost; the
+    most expensive first."""
+    cols = ["task_id", "name", "verdict", "model", "calls", "cache_hits", "prompt_tokens", "completion_tokens",
+            "tokens", "cost_usd"]
     c = synthesis_calls(calls)
     c = c[c["item"].notna()] if len(c) else c
     if c.empty:
@@ -95,7 +132,9 @@ def by_task(calls: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
     out = c.groupby("item").agg(calls=("stage", "size"), cache_hits=("cache_hit", "sum"),
                                 prompt_tokens=("prompt_tokens", "sum"),
                                 completion_tokens=("completion_tokens", "sum"),
-                                cost_usd=("cost_usd", "sum")).rename_axis("task_id").reset_index()
+                                cost_usd=("cost_usd", "sum"),
+                                model=("model", lambda m: double_rule.models_label(sorted(set(m))))
+                                ).rename_axis("task_id").reset_index()
     out["tokens"] = out["prompt_tokens"] + out["completion_tokens"]
     out = out.merge(_task_labels(c["item"], tasks)[["task_id", "name", "verdict"]], on="task_id", how="left")
     return out.sort_values(["cost_usd", "task_id"], ascending=[False, True]).reset_index(drop=True)[cols]
@@ -113,6 +152,8 @@ def task_stage_costs(calls: pd.DataFrame, tasks: pd.DataFrame) -> pd.DataFrame:
                                            cost_usd=("cost_usd", "sum")).reset_index()
     out = out.rename(columns={"item": "task_id"}).merge(_task_labels(c["item"], tasks)[["task_id", "task"]],
                                                         on="task_id")
+    doubled = set(c.loc[is_double(c), "item"])       # a test double's task says so on its bar
+    out["task"] = [f"{t} · {double_rule.TAG}" if i in doubled else t for i, t in zip(out["task_id"], out["task"])]
     return out[cols]
 
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 
 from analysis.figures import clear_of_toolbar
 from analysis.tasks_view import VERDICT_COLORS, VERIFIED
+from workbench import double_rule
 
 # The recipe synthesizer's provider name (TaskRecord.provider's default): it never repairs.
 OFFLINE_PROVIDER = "offline"
@@ -87,12 +88,16 @@ def cost_table(stage_costs: pd.DataFrame) -> pd.DataFrame:
     return pd.concat([body, pd.DataFrame([total])], ignore_index=True)
 
 
-def cost_note(stage_costs: pd.DataFrame) -> str:
+def cost_note(stage_costs: pd.DataFrame, models: object = None) -> str:
+    """The task's calls, tokens and cost in a line; `models` (the task's ``llm_model``): a test
+    double's cost says it is one (workbench.double_rule)."""
     if stage_costs.empty:
         return "No LLM calls recorded for this task."
     calls, cost = int(stage_costs["calls"].sum()), float(stage_costs["cost_usd"].sum())
     tokens = int(stage_costs["prompt_tokens"].sum() + stage_costs["completion_tokens"].sum())
-    return f"{calls} LLM call(s), {tokens:,} tokens, ${cost:.4f} in all"
+    names = models.split(", ") if isinstance(models, str) else []
+    double = f" by {double_rule.models_label(names)}: {double_rule.COST_NOTE}" if double_rule.any_double(names) else ""
+    return f"{calls} LLM call(s), {tokens:,} tokens, ${cost:.4f} in all{double}"
 
 
 def repairs_funnel(counts: pd.DataFrame) -> pd.DataFrame:

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 import pandas as pd
 
 from analysis.display import workbench_command
+from workbench.double_rule import provider_label
 
 STARTING_GRACE = timedelta(seconds=30)
 
@@ -83,12 +84,16 @@ def made_nothing(stage_counts: Mapping[str, int]) -> bool:
 
 
 def runs_table(runs: pd.DataFrame, statuses: Mapping[str, str]) -> pd.DataFrame:
-    """The runs list as shown: newest first, with the status the user should read."""
+    """The runs list as shown: newest first, with the status the user should read and the provider
+    with its model(s), a test double labelled so (``llm_model`` of workbench.store.tasks.runs)."""
     if runs.empty:
         return pd.DataFrame(columns=["run_id", "status", "sampler", "n_paths", "provider", "concurrency", "seed",
                                      "created_at", "finished_at", "message"])
     out = runs.sort_values("created_at", ascending=False).copy()
     out["status"] = [statuses.get(r, s) for r, s in zip(out["run_id"], out["status"])]
+    # `llm` alone hid a test double: the provider names the model(s) its calls were answered by
+    models = out["llm_model"] if "llm_model" in out else [None] * len(out)
+    out["provider"] = [provider_label(p, m) for p, m in zip(out["provider"], models)]
     return out[["run_id", "status", "sampler", "n_paths", "provider", "concurrency", "seed", "created_at",
                 "finished_at", "message"]].reset_index(drop=True)
 

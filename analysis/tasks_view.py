@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from analysis.display import short
 from pipeline.graph.samplers import SAMPLERS  # noqa: F401  (the Synthesis page's choices)
+from workbench import double_rule
 from workbench.models import CHECK_NAMES, CheckDetails
 from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funnel, named once)
 
@@ -77,6 +78,28 @@ def with_shown_verdicts(tasks: pd.DataFrame) -> pd.DataFrame:
     if "withdrawn" in out:
         out.loc[(out["verdict"] == "accepted") & out["withdrawn"].fillna(False).astype(bool), "verdict"] = WITHDRAWN
     return out
+
+
+def made_by_double(tasks: pd.DataFrame) -> pd.Series:
+    """Per task: a test double answered its LLM calls (``llm_model`` of ``tasks_frame``, read by
+    workbench.double_rule): its cost and yield are no model's."""
+    models = tasks["llm_model"] if "llm_model" in tasks else pd.Series(None, index=tasks.index, dtype=object)
+    return models.map(lambda m: isinstance(m, str) and double_rule.any_double(m.split(", "))).astype(bool)
+
+
+def with_provider_labels(tasks: pd.DataFrame) -> pd.DataFrame:
+    """`provider_label`: the synthesizer with the model(s) that answered it, a test double saying so
+    ("llm · scripted-replay (demo price, test double)"); `provider` itself stays as stored."""
+    out = tasks.copy()
+    models = out["llm_model"] if "llm_model" in out else [None] * len(out)
+    out["provider_label"] = pd.Series([double_rule.provider_label(p, m) for p, m in zip(out["provider"], models)],
+                                      index=out.index, dtype=object)
+    return out
+
+
+def cost_column_label(tasks: pd.DataFrame) -> str:
+    """The tasks table's cost header: it says so when some of the costs are a test double's."""
+    return f"LLM cost ({double_rule.TAG}s' at a made-up price)" if made_by_double(tasks).any() else "LLM cost"
 
 
 def default_verdicts(tasks: pd.DataFrame) -> list[str]:

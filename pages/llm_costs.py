@@ -10,13 +10,17 @@ ws = workspace()
 st.title("LLM & cost")
 st.caption(provider_note())
 calls = cached.calls_frame(ws)
-t = llm_costs.totals(calls)
-c = st.columns(5)
-c[0].metric("Calls", t["calls"])
-c[1].metric("HTTP calls", t["http_calls"])
-c[2].metric("Cache hit rate", f"{t['cache_hit_rate']:.0%}")
-c[3].metric("Tokens", f"{t['tokens']:,}")
-c[4].metric("Cost (USD)", f"{t['cost_usd']:.4f}")
+groups = llm_costs.headline(calls)
+for g in groups:      # a model's calls and a test double's are never added up
+    t, sfx = g["totals"], g["suffix"]
+    if len(groups) > 1 or sfx:
+        st.markdown(f"**{g['group']}**")
+    c = st.columns(5)
+    c[0].metric("Calls" + sfx, t["calls"])
+    c[1].metric("HTTP calls" + sfx, t["http_calls"])
+    c[2].metric("Cache hit rate" + sfx, f"{t['cache_hit_rate']:.0%}")
+    c[3].metric("Tokens" + sfx, f"{t['tokens']:,}")
+    c[4].metric("Cost (USD)" + sfx, f"{t['cost_usd']:.4f}")
 if calls.empty:
     st.info("No LLM calls yet. With an endpoint configured (Settings), `workbench scenarios infer` makes some; "
             "the offline provider makes none.")

@@ -25,7 +25,7 @@ if tasks.empty:
             "(it samples its paths from the scenario graph: `workbench graph build`).")
     st.stop()
 skills_table = cached.skills_table(ws)
-tasks = tv.with_shown_verdicts(tv.with_skill_names(tasks, skills_table))
+tasks = tv.with_provider_labels(tv.with_shown_verdicts(tv.with_skill_names(tasks, skills_table)))
 
 
 @st.cache_data(ttl=600, max_entries=16, show_spinner=False)
@@ -80,14 +80,16 @@ st.markdown(f"**{len(shown)} of {len(tasks)} tasks**")
 if hidden := tv.hidden_unverified(tasks, verdicts):
     st.caption(f"{hidden} unverified task(s) (pending, or cancelled with their run) are hidden: "
                "pick their verdict under Verdict to see them.")
-view = shown[["name", "verdict", "failed_check", "category", "difficulty", "n_steps", "skill_names", "provider",
+view = shown[["name", "verdict", "failed_check", "category", "difficulty", "n_steps", "skill_names", "provider_label",
               "repairs", "cost_usd", "created_at", "task_id"]]
 picked = st.dataframe(view, hide_index=True, width="stretch", height=300, key="tasks_table",
                       on_select="rerun", selection_mode="single-row",
                       column_config={"failed_check": st.column_config.TextColumn("failed check"),
                                      "n_steps": st.column_config.NumberColumn("steps"),
                                      "skill_names": st.column_config.ListColumn("source skills"),
-                                     "cost_usd": st.column_config.NumberColumn("LLM cost", format="$%.4f"),
+                                     "provider_label": st.column_config.TextColumn("provider"),
+                                     "cost_usd": st.column_config.NumberColumn(tv.cost_column_label(shown),
+                                                                               format="$%.4f"),
                                      "created_at": st.column_config.DatetimeColumn("created"),
                                      "task_id": None})
 open_clicked_row(picked, view, "task_id", "detail_task")
@@ -104,7 +106,7 @@ if st.session_state.get("detail_task") not in labels:
 tid = st.selectbox("Task", list(labels), format_func=labels.get, key="detail_task")
 t = shown.set_index("task_id").loc[tid]
 st.markdown(f"### {t['name']}")
-st.caption(f"`{tid}` · made by the {t['provider']} synthesizer from path `{t['path_id']}` · "
+st.caption(f"`{tid}` · made by the {t['provider_label']} synthesizer from path `{t['path_id']}` · "
            f"bundle `{t['bundle_dir']}` · image `{text_or_missing(t['image'])}`")
 attempts = cached.attempts_for(ws, tid)
 if t["verdict"] == "accepted":
@@ -198,7 +200,7 @@ with tab_repairs:
     if not rv.is_offline(t):
         costs = cached.task_stage_costs(ws, tid)
         st.markdown("**LLM cost per stage**")
-        st.caption(rv.cost_note(costs))
+        st.caption(rv.cost_note(costs, t.get("llm_model")))
         if not costs.empty:
             st.dataframe(rv.cost_table(costs), hide_index=True, width="stretch", key=f"stage_costs_{tid}",
                          column_config={"cost_usd": st.column_config.NumberColumn("cost", format="$%.4f")})

@@ -41,6 +41,16 @@ def cmd_doctor(args) -> int:
     return 0 if all(f.ok or not f.required for f in findings) else 1
 
 
+def _double_cost(ws: Workspace, run_id: str) -> str:
+    """What the run's cost is when a test double answered its LLM calls (workbench.double_rule), else ""."""
+    from workbench import double_rule
+    from workbench.store.tasks import runs
+    mine = runs(ws.db)
+    models = mine.loc[mine["run_id"] == run_id, "llm_model"].dropna()
+    names = models.iloc[0].split(", ") if len(models) else []
+    return f" by {double_rule.models_label(names)}: {double_rule.COST_NOTE}" if double_rule.any_double(names) else ""
+
+
 def cmd_synth(args) -> int:
     import signal
     import threading
@@ -108,7 +118,8 @@ def cmd_synth(args) -> int:
                   f"{report.failed} failed, {report.reused} reused; {report.seconds:.1f}s.")
         if report.provider == "llm":
             t = report.timings
-            out.print(f"  LLM cost ${report.cost_usd:.4f}; waited {t['llm_s']:.1f}s on the LLM and "
+            out.print(f"  LLM cost ${report.cost_usd:.4f}{_double_cost(ws, report.run_id)}; "
+                      f"waited {t['llm_s']:.1f}s on the LLM and "
                       f"{t['docker_s']:.1f}s on Docker (summed over paths)", soft_wrap=True)
         if report.reasons:
             out.print("  first failing check: " + ", ".join(f"{k} {v}" for k, v in sorted(report.reasons.items())))

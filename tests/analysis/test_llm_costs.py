@@ -106,6 +106,18 @@ def test_no_synthesis_calls_and_no_tasks():
     assert set(per["verdict"]) == {"no task"}
 
 
+def test_the_cost_by_stage_legend_sits_below_the_plot_and_error_counts_are_whole():
+    """Beside the plot, in the page's narrow column, long model names squeezed the plot to ~90 px."""
+    summary = pd.DataFrame({"stage": ["plan", "plan", "tests"], "cost_usd": [0.01, 0.03, 0.02],
+                            "model": ["a-rather-long-model-name-2024-07-18", "another-model-q4", "another-model-q4"]})
+    fig = llm_costs.cost_figure(summary)
+    legend = fig.layout.legend
+    assert legend.orientation == "h" and legend.yref == "container" and legend.y == 0
+    assert fig.layout.margin.b >= 2 * 22 and fig.layout.height >= 220 + 2 * 22  # room for its two rows
+    errors = llm_costs.errors_figure(pd.DataFrame({"error_class": ["timeout", "bad_json"], "calls": [2, 1]}))
+    assert errors.layout.xaxis.dtick == 1 and errors.layout.xaxis.tickformat == ",d"
+
+
 def test_the_timeline_legend_sits_above_the_plot_clear_of_the_cost_axis():
     """Beside the plot (plotly's default) the legend covered the right-hand cost axis' labels."""
     calls = pd.DataFrame({"created_at": pd.to_datetime(["2026-01-01 10:00", "2026-01-01 10:01"]),
@@ -116,3 +128,45 @@ def test_the_timeline_legend_sits_above_the_plot_clear_of_the_cost_axis():
     legend = fig.layout.legend
     assert legend.orientation == "h" and legend.y >= 1 and legend.yanchor == "bottom"
     assert fig.layout.margin.t >= 60      # the row above the plot stays clear of the toolbar too
+
+
+def _with_double():
+    """Four calls by a real model (batch b-real) and six by the demo's scripted replay (batch b-demo)."""
+    calls, tasks = _synthesis_calls()
+    calls = calls[calls["batch_id"].isin(["r1"])].assign(batch_id="b-real", model="gpt-x")
+    demo = calls.assign(batch_id="b-demo", model="scripted-replay (demo price)", cost_usd=0.5,
+                        item=calls["item"].map({"t-acc": "t-acc2", "t-rej": "t-lost"}))
+    return pd.concat([calls, demo], ignore_index=True), tasks
+
+
+def test_the_headline_never_adds_a_test_doubles_calls_or_cost_to_a_models():
+    """Issue 22.4: the LLM & cost page's "Cost (USD)" summed the scripted replay's made-up price with
+    a model's; the doubles' group is apart and every one of its labels says so."""
+    calls, _ = _with_double()
+    groups = llm_costs.headline(calls)
+    assert [g["group"] for g in groups] == [llm_costs.MODELS_GROUP, llm_costs.DOUBLES_GROUP]
+    real, double = (g["totals"] for g in groups)
+    assert real["calls"] == 6 and real["cost_usd"] == pytest.approx(0.12)
+    assert double["calls"] == 6 and double["cost_usd"] == pytest.approx(3.0)
+    assert groups[0]["suffix"] == "" and "test double" in groups[1]["suffix"]
+    assert "made-up price" in groups[1]["group"]
+    only_double = llm_costs.headline(calls[calls["batch_id"] == "b-demo"])
+    assert [g["group"] for g in only_double] == [llm_costs.DOUBLES_GROUP]
+    assert [g["group"] for g in llm_costs.headline(calls.iloc[0:0])] == [llm_costs.MODELS_GROUP]
+
+
+def test_tables_and_figures_label_a_test_doubles_model_batch_and_tasks():
+    calls, tasks = _with_double()
+    by = llm_costs.by_stage_model(calls)
+    assert set(by["model"]) == {"gpt-x", "scripted-replay (demo price, test double)"}
+    assert by.set_index("model")["test_double"].groupby(level=0).all().to_dict() == \
+        {"gpt-x": False, "scripted-replay (demo price, test double)": True}
+    batches = llm_costs.by_batch(calls, tasks).set_index("batch_id")
+    assert batches.loc["b-demo", "test_double"] and not batches.loc["b-real", "test_double"]
+    assert batches.loc["b-demo", "model"] == "scripted-replay (demo price, test double)"
+    per_task = llm_costs.by_task(calls, tasks).set_index("task_id")
+    assert per_task.loc["t-lost", "model"] == "scripted-replay (demo price, test double)"
+    bars = llm_costs.task_stage_costs(calls, tasks).drop_duplicates("task_id").set_index("task_id")["task"]
+    assert bars["t-lost"].endswith("· test double") and not bars["t-acc"].endswith("test double")
+    fig = llm_costs.cost_figure(by)
+    assert {t.name for t in fig.data} == {"gpt-x", "scripted-replay (demo price, test double)"}

@@ -79,3 +79,12 @@ def test_the_funnel_has_a_bar_per_n_with_gaps_filled_and_offline_tasks_left_out(
     # only offline tasks (or none verified): nothing to draw
     assert rv.repairs_funnel(counts[counts["provider"] == "offline"]).empty
     assert rv.repairs_funnel(counts.iloc[:0]).empty
+
+
+def test_a_test_doubles_task_cost_says_whose_it_is():
+    costs = pd.DataFrame([{"stage": "synth_plan", "calls": 2, "cache_hits": 0, "prompt_tokens": 10,
+                           "completion_tokens": 5, "cost_usd": 0.5}])
+    assert rv.cost_note(costs, "gpt-x") == rv.cost_note(costs) == "2 LLM call(s), 15 tokens, $0.5000 in all"
+    note = rv.cost_note(costs, "scripted-replay (demo price)")
+    assert note.startswith("2 LLM call(s), 15 tokens, $0.5000 in all by scripted-replay (demo price, test double): ")
+    assert "made-up price" in note

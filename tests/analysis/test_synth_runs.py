@@ -73,3 +73,15 @@ def test_a_run_made_nothing_only_when_every_path_failed_before_a_task_existed():
     assert not sr.made_nothing({"sampled": 0, "synthesized": 0, "verified": 1, "failed": 2})
     assert not sr.made_nothing({"sampled": 2, "synthesized": 0, "verified": 0, "failed": 1})   # still going
     assert not sr.made_nothing({"sampled": 0, "synthesized": 0, "verified": 0, "failed": 0})   # no paths yet
+
+
+def test_a_run_answered_by_a_test_double_says_so_in_its_provider():
+    """Issue 22.4: the demo's scripted replay run read as provider `llm` on the Synthesis page."""
+    runs = pd.DataFrame([_run(run_id="demo", provider="llm", llm_model="scripted-replay (demo price)"),
+                         _run(run_id="real", provider="llm", llm_model="gpt-x"),
+                         _run(run_id="off", provider="offline", llm_model=None)])
+    for col in ("concurrency", "seed", "finished_at", "message"):
+        runs[col] = None
+    by = sr.runs_table(runs, {}).set_index("run_id")["provider"]
+    assert by.to_dict() == {"demo": "llm · scripted-replay (demo price, test double)", "real": "llm · gpt-x",
+                            "off": "offline"}

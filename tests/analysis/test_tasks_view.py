@@ -224,3 +224,18 @@ def test_a_withdrawn_accepted_task_reads_withdrawn_and_is_listed_by_default():
     assert tv.default_verdicts(tv.with_shown_verdicts(t.assign(withdrawn=False))) == ["accepted", "rejected"]
     assert tv.hidden_unverified(shown, ["accepted", "rejected", "withdrawn"]) == 1   # only the pending one
 
+
+
+def test_a_task_made_by_a_test_double_says_so_in_its_provider_and_cost_header():
+    """Issue 22.4: the demo's scripted replay tasks read as provider `llm` with an "LLM cost" at a
+    made-up price; the provider now names the double and the cost header says whose it is."""
+    tasks = pd.DataFrame({"task_id": ["a", "b", "c"], "provider": ["llm", "llm", "offline"],
+                          "llm_model": ["scripted-replay (demo price)", "gpt-x", None]})
+    labelled = tv.with_provider_labels(tasks).set_index("task_id")
+    assert labelled["provider_label"].to_dict() == {"a": "llm · scripted-replay (demo price, test double)",
+                                                    "b": "llm · gpt-x", "c": "offline"}
+    assert labelled["provider"].tolist() == ["llm", "llm", "offline"]        # as stored: rules read it
+    assert tv.made_by_double(tasks).tolist() == [True, False, False]
+    assert "test double" in tv.cost_column_label(tasks) and "made-up price" in tv.cost_column_label(tasks)
+    assert tv.cost_column_label(tasks.iloc[1:]) == "LLM cost"
+    assert tv.cost_column_label(tasks.drop(columns="llm_model")) == "LLM cost"

@@ -116,3 +116,37 @@ def test_llm_page_shows_cost_per_synthesis_task_and_per_accepted_task_of_a_run(g
     assert batches.loc[RUN_ID, "cost_per_accepted"] == pytest.approx(0.16)
     [fig] = [c for c in at.get("plotly_chart") if "count-errors-0" in c.proto.spec]
     assert "task_judge" in fig.proto.spec and "synth_repair_solution" in fig.proto.spec
+
+
+def test_llm_page_counts_a_test_doubles_calls_and_cost_apart_and_labels_them(workspace, monkeypatch):
+    """Issue 22.4 and 22.7: the demo's "Cost (USD)" and "121 HTTP calls" sat under "Provider: offline",
+    labelled by no more than a model name. A test double's calls and cost are now a group of their
+    own, every metric of it says so, and its model reads as a test double in the tables and figure."""
+    log = CallLog(workspace.db)
+    for i, model in enumerate(["gpt-x"] * 2 + ["scripted-replay (demo price)"] * 3):
+        log.add(CallRecord(stage="synth_plan", item=f"t{i}", provider="openai-compatible", model=model,
+                           attempt=1, latency_ms=50, prompt_tokens=100, completion_tokens=20, cost_usd=0.01 * (i + 1),
+                           cache_hit=False, batch_id="demo-llm" if i >= 2 else "real"))
+    log.flush()
+    at = _page("llm_costs.py", workspace, monkeypatch)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Calls"] == "2" and metrics["Cost (USD)"] == "0.0300"          # the real model's alone
+    assert metrics["Calls · test doubles"] == "3" and metrics["Cost (USD) · test doubles"] == "0.1200"
+    assert any("made-up price" in m.value for m in at.markdown)
+    by_stage = next(d.value for d in at.dataframe if "p50_latency_ms" in d.value.columns)
+    assert set(by_stage["model"]) == {"gpt-x", "scripted-replay (demo price, test double)"}
+    batches = next(d.value for d in at.dataframe if "cost_per_accepted" in d.value.columns).set_index("batch_id")
+    assert batches.loc["demo-llm", "test_double"] and not batches.loc["real", "test_double"]
+    [fig] = [c for c in at.get("plotly_chart") if "cost_fig" in c.proto.id and "task_cost_fig" not in c.proto.id]
+    assert "scripted-replay (demo price, test double)" in fig.proto.spec
+
+
+def test_llm_page_with_only_a_test_doubles_calls_shows_no_unlabelled_cost(workspace, monkeypatch):
+    log = CallLog(workspace.db)
+    log.add(CallRecord(stage="trajectory_judge", item="t", provider="openai-compatible",
+                       model="scripted-trajectory-judge", attempt=1, latency_ms=5, prompt_tokens=10,
+                       completion_tokens=2, cost_usd=0.0))
+    log.flush()
+    at = _page("llm_costs.py", workspace, monkeypatch)
+    labels = [m.label for m in at.metric]
+    assert labels and all(label.endswith(" · test doubles") for label in labels)

@@ -83,8 +83,9 @@ def test_an_llm_task_with_no_repairs_and_an_offline_task_say_so(page):
 
 def test_the_list_shows_provider_repairs_and_cost_and_the_yield_shows_accepted_after_n_repairs(page):
     at, made, llm = page
-    table = frame(at, "name", "provider", "repairs", "cost_usd").set_index("name")
-    assert table.loc[llm.repaired.name, "provider"] == "llm" and table.loc[made[0].name, "provider"] == "offline"
+    table = frame(at, "name", "provider_label", "repairs", "cost_usd").set_index("name")
+    assert table.loc[llm.repaired.name, "provider_label"] == "llm · gpt-4o-mini"     # the model that answered it
+    assert table.loc[made[0].name, "provider_label"] == "offline"
     assert table.loc[llm.repaired.name, "repairs"] == 2 and table.loc[llm.first_time.name, "repairs"] == 0
     assert table.loc[llm.repaired.name, "cost_usd"] == pytest.approx(stage_cost(list(CALLS)))
     fig = chart(at, "repairs_funnel")
@@ -96,6 +97,32 @@ def test_the_list_shows_provider_repairs_and_cost_and_the_yield_shows_accepted_a
     from tests.pages.synth_fixture import RUN_ID
     at.selectbox(key="yield_run").set_value(RUN_ID).run()
     assert not [el for el in at.get("plotly_chart") if "repairs_funnel" in el.proto.id]
+
+
+def test_a_task_made_by_the_scripted_replay_reads_as_a_test_doubles_with_its_cost_labelled(graph_workspace,
+                                                                                           monkeypatch):
+    """Issue 22.4: the demo's scripted replay tasks showed as provider `llm` with an "LLM cost" at a
+    made-up price. The provider names the double, the cost header and the task's cost line say so."""
+    from tests.pages.repairs_fixture import LLM_RUN_ID
+    ws = graph_workspace
+    llm = add_llm_run(ws, make_synth_fixture(ws))
+    with ws.db.write() as con:       # the first-time task's calls were the demo's scripted replay's
+        con.execute("UPDATE llm_calls SET model = 'scripted-replay (demo price)' WHERE item = ?",
+                    [llm.first_time.task_id])
+    at = open_page(ws, monkeypatch, "tasks.py")
+    table = frame(at, "name", "provider_label", "cost_usd").set_index("name")
+    assert table.loc[llm.first_time.name, "provider_label"] == "llm · scripted-replay (demo price, test double)"
+    assert table.loc[llm.repaired.name, "provider_label"] == "llm · gpt-4o-mini"
+    header = next(d for d in at.dataframe if "provider_label" in d.value.columns).proto.columns
+    assert "test doubles' at a made-up price" in header
+    tabs = _open(at, llm.first_time.task_id)
+    assert any("made by the llm · scripted-replay (demo price, test double) synthesizer" in c.value
+               for c in at.caption)
+    assert any("in all by scripted-replay (demo price, test double): a test double's cost" in c.value
+               for c in tabs["Repairs"].caption)
+    runs = open_page(ws, monkeypatch, "synthesis.py")
+    listed = frame(runs, "run_id", "provider").set_index("run_id")
+    assert listed.loc[LLM_RUN_ID, "provider"] == "llm · gpt-4o-mini, scripted-replay (demo price, test double)"
 
 
 @pytest.mark.docker

@@ -145,3 +145,20 @@ def test_synth_on_a_ray_address_where_nothing_listens_says_so_on_the_launched_ru
     assert r.returncode == 1, r.stdout + r.stderr
     run = store.get_run(workspace.db, "synth-noray")
     assert run["status"] == "failed" and "127.0.0.1:9" in run["message"], run
+
+
+def test_the_cost_line_of_a_run_answered_by_a_test_double_says_so(workspace):
+    """Issue 22.4: `workbench synth --provider llm` against the replay server printed "LLM cost $…"
+    at the made-up demo price as if a model's."""
+    from workbench.cli_synthesis import _double_cost
+    from workbench.llm.call_log import CallLog, CallRecord
+    store.create_run(workspace.db, "s-double", "random-walk", 1, 0, "llm", 1, None)
+    store.create_run(workspace.db, "s-real", "random-walk", 1, 0, "llm", 1, None)
+    log = CallLog(workspace.db)
+    for run, model in (("s-double", "scripted-replay (demo price)"), ("s-real", "gpt-x")):
+        log.add(CallRecord(stage="synth_plan", item="t", provider="openai-compatible", model=model, attempt=1,
+                           latency_ms=1, prompt_tokens=1, completion_tokens=1, cost_usd=0.1, batch_id=run))
+    log.flush()
+    note = _double_cost(workspace, "s-double")
+    assert note.startswith(" by scripted-replay (demo price, test double): a test double")
+    assert _double_cost(workspace, "s-real") == "" and _double_cost(workspace, "nope") == ""
