@@ -83,6 +83,15 @@ def agent_label(agent: str, model: str | None, stored: object = None) -> str:
     return f"{base} · {double_rule.model_label(model)}" if model else base
 
 
+def by_double(frame: pd.DataFrame) -> pd.Series:
+    """Per row of a frame with `agent` and `model` (rollouts, check_vs_task, task_difficulty): a
+    simulated agent's or a test double's (workbench.double_rule), whose rates are no model's and so
+    are never set beside a paper's."""
+    models = frame["model"] if "model" in frame else pd.Series(None, index=frame.index, dtype=object)
+    return pd.Series([double_rule.is_double(agent=a, model=m) for a, m in zip(frame["agent"], models)],
+                     index=frame.index, dtype=bool)
+
+
 def _model(value) -> str:
     return value if isinstance(value, str) else ""
 

@@ -1,6 +1,8 @@
 """The figures the four papers report, defined once, and the tables that set ours beside them.
 
 Pages and notebooks cite these; they are the papers' numbers (PAPERS.md), never measured here.
+A test double's or a simulated agent's figure is never set beside one (workbench.double_rule):
+the comparison tables leave them out and say so; `doubles_apart` lists them on their own.
 """
 from __future__ import annotations
 
@@ -8,6 +10,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 import plotly.graph_objects as go
+
+from workbench import double_rule
 
 
 @dataclass(frozen=True)
@@ -47,20 +51,46 @@ def synthesis_comparison(check_rates: pd.DataFrame, batches: pd.DataFrame) -> pd
     rows.append(_row(SKILLSYNTH_ORACLE_PASS, float(oracle["pass_rate"].iloc[0]) if len(oracle) else None,
                      f"{int(oracle['ran'].iloc[0])} tasks" if len(oracle) else "no oracle check ran"))
     priced = batches.dropna(subset=["cost_per_accepted"]) if "cost_per_accepted" in batches else batches.iloc[0:0]
-    for _, b in priced.iterrows():
-        rows.append(_row(SKILLSYNTH_COST_PER_TASK, float(b["cost_per_accepted"]), f"batch {b['batch_id']}"))
-    if priced.empty:
-        rows.append(_row(SKILLSYNTH_COST_PER_TASK, None, "no LLM batch with accepted tasks"))
+    doubled = _by_double_batch(priced)
+    for _, b in priced[~doubled].iterrows():
+        model = f" ({b['model']})" if isinstance(b.get("model"), str) and b["model"] else ""
+        rows.append(_row(SKILLSYNTH_COST_PER_TASK, float(b["cost_per_accepted"]), f"batch {b['batch_id']}{model}"))
+    if not (~doubled).any():
+        left_out = f" ({int(doubled.sum())} test-double batch(es) left out: see doubles_apart)" if doubled.any() else ""
+        rows.append(_row(SKILLSYNTH_COST_PER_TASK, None, "no LLM batch by a model with accepted tasks" + left_out))
     return pd.DataFrame(rows, columns=["measure", "ours", "where", "paper", "source"])
+
+
+def _by_double_batch(batches: pd.DataFrame) -> pd.Series:
+    """Per batch (analysis.llm_costs.by_batch): any of its calls was a test double's."""
+    if "test_double" in batches:
+        return batches["test_double"].fillna(False).astype(bool)
+    models = batches["model"] if "model" in batches else pd.Series("", index=batches.index)
+    return models.map(double_rule.is_double_model).astype(bool)
+
+
+def doubles_apart(batches: pd.DataFrame) -> pd.DataFrame:
+    """The test doubles' batches (analysis.llm_costs.by_batch with tasks) on their own, never beside a
+    paper's figure: batch, model, accepted, cost and cost per accepted task, and what they are."""
+    cols = ["batch_id", "model", "accepted", "cost_usd", "cost_per_accepted", "what"]
+    mine = batches[_by_double_batch(batches)] if len(batches) else batches
+    out = mine.reindex(columns=cols[:-1]).copy()
+    out["what"] = double_rule.COST_NOTE
+    return out.reset_index(drop=True)
 
 
 def rollout_comparison(check_vs_task: pd.DataFrame, near_misses: dict, labels: dict[str, str]) -> pd.DataFrame:
     """Per agent config, our check- and task-level pass rates (analysis.difficulty.check_vs_task)
-    and per agent the near-miss share (analysis.rollout_eval.near_misses_by_agent) beside FACET's."""
+    and per agent the near-miss share (analysis.rollout_eval.near_misses_by_agent) beside FACET's;
+    simulated agents and runs against a test double are left out (their labels say they are)."""
     rows = []
     for _, r in check_vs_task.iterrows():
+        if double_rule.is_double(agent=r.get("agent"), model=r.get("model")):
+            continue     # a simulated agent's or a double's rates are no teacher's: never beside FACET's
         rows.append(_row(FACET_CHECK_RATE, r["check_rate"], r["agent_label"]))
         rows.append(_row(FACET_TASK_RATE, r["task_rate"], r["agent_label"]))
     for agent, nm in near_misses.items():
+        if double_rule.is_simulated_agent(agent) or double_rule.TAG in labels.get(agent, ""):
+            continue
         rows.append(_row(FACET_NEAR_MISS, nm.share, f"{labels.get(agent, agent)} ({nm.near} of {nm.with_tests})"))
     return pd.DataFrame(rows, columns=["measure", "ours", "where", "paper", "source"])
