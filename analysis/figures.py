@@ -31,6 +31,17 @@ def count_ticks(vmax: float, small: int = 10) -> dict:
     return ticks
 
 
+def legend_below(fig: go.Figure, entries: int, title: str = "") -> go.Figure:
+    """Put the legend under the plot, its entries in rows, and make the figure taller by what they
+    take: beside a plot in a narrow column, long entries (model names) squeezed the plot itself."""
+    row = 22
+    fig.update_layout(height=(fig.layout.height or 450) + row * entries + 20,
+                      margin_b=row * entries + 50,
+                      legend=dict(orientation="h", yref="container", yanchor="bottom", y=0, x=0,
+                                  title=dict(text=title, side="top")))
+    return fig
+
+
 def skills_by_category(counts: pd.DataFrame) -> go.Figure:
     """Horizontal stacked bars: skills per category, split by curation status."""
     fig = px.bar(counts, x="skills", y="category", color="status", orientation="h",

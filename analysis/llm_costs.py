@@ -11,7 +11,7 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 
-from analysis.figures import clear_of_toolbar
+from analysis.figures import clear_of_toolbar, count_ticks, legend_below
 from pipeline.synth.llm import models as synth_stages
 from workbench import double_rule
 
@@ -186,10 +186,12 @@ def over_time(calls: pd.DataFrame, freq: str = "1min") -> pd.DataFrame:
 
 
 def cost_figure(summary: pd.DataFrame) -> go.Figure:
+    """Cost per stage, split by model; the models' legend under the plot (beside it, in the page's
+    narrow column, long model names squeezed the plot to ~90 px)."""
     fig = px.bar(summary, x="cost_usd", y="stage", color="model", orientation="h")
-    fig.update_layout(height=max(220, 40 * summary["stage"].nunique() + 100), margin=dict(l=0, r=0, t=10, b=0),
+    fig.update_layout(height=max(220, 40 * summary["stage"].nunique() + 100), margin=dict(l=0, r=10, t=10, b=0),
                       xaxis_title="cost (USD)", yaxis_title="")
-    return clear_of_toolbar(fig)
+    return clear_of_toolbar(legend_below(fig, summary["model"].nunique(), "model"))
 
 
 def timeline_figure(series: pd.DataFrame) -> go.Figure:
@@ -208,4 +210,5 @@ def timeline_figure(series: pd.DataFrame) -> go.Figure:
 def errors_figure(errors: pd.DataFrame) -> go.Figure:
     fig = px.bar(errors, x="calls", y="error_class", orientation="h", color_discrete_sequence=["#c62828"])
     fig.update_layout(height=max(180, 30 * len(errors) + 60), margin=dict(l=0, r=0, t=10, b=0), yaxis_title="")
+    fig.update_xaxes(**count_ticks(float(errors["calls"].max()) if len(errors) else 0))
     return fig
