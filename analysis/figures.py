@@ -49,6 +49,7 @@ def skills_by_category(counts: pd.DataFrame) -> go.Figure:
     fig.update_layout(height=max(260, 26 * counts["category"].nunique() + 80), margin=dict(l=0, r=0, t=10, b=0),
                       legend_title_text="", yaxis_title="", xaxis_title="skills",
                       yaxis=dict(autorange="reversed"))
+    fig.update_xaxes(**count_ticks(float(counts.groupby("category")["skills"].sum().max()) if len(counts) else 0))
     return clear_of_toolbar(fig)
 
 
@@ -56,4 +57,5 @@ def flagged_rules(counts: pd.DataFrame) -> go.Figure:
     fig = px.bar(counts, x="skills", y="rule", orientation="h", color_discrete_sequence=["#c62828"])
     fig.update_layout(height=max(200, 26 * len(counts) + 60), margin=dict(l=0, r=0, t=10, b=0),
                       yaxis_title="", yaxis=dict(autorange="reversed"))
+    fig.update_xaxes(**count_ticks(float(counts["skills"].max()) if len(counts) else 0))
     return fig

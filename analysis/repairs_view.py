@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 import plotly.graph_objects as go
 
-from analysis.figures import clear_of_toolbar
+from analysis.figures import clear_of_toolbar, count_ticks
 from analysis.tasks_view import VERDICT_COLORS, VERIFIED
 from workbench import double_rule
 
@@ -131,4 +131,5 @@ def repairs_figure(funnel: pd.DataFrame) -> go.Figure:
     fig.update_layout(barmode="stack", title=dict(text=repairs_title(funnel), x=0, font=dict(size=15)), height=320,
                       margin=dict(l=0, r=0, t=40, b=0), xaxis_title="repairs made", yaxis_title="tasks",
                       xaxis_type="category", legend_title_text="")
+    fig.update_yaxes(**count_ticks(float((funnel[list(VERIFIED)].sum(axis=1)).max()) if len(funnel) else 0))
     return clear_of_toolbar(fig)

@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from pydantic import ValidationError
 
 from analysis.display import short
+from analysis.figures import count_ticks
 from pipeline.graph.samplers import SAMPLERS  # noqa: F401  (the Synthesis page's choices)
 from workbench import double_rule
 from workbench.models import CHECK_NAMES, CheckDetails
@@ -254,6 +255,7 @@ def failure_figure(breakdown: pd.DataFrame) -> go.Figure:
     fig.update_traces(hovertemplate="%{y}: %{x} tasks<br>%{customdata[0]}<extra></extra>")
     fig.update_layout(height=max(200, 34 * len(b) + 70), margin=dict(l=0, r=0, t=10, b=0), yaxis_title="",
                       xaxis_title="rejected tasks", yaxis=dict(autorange="reversed"))
+    fig.update_xaxes(**count_ticks(float(b["tasks"].max()) if len(b) else 0))  # tasks: no 0.5 tick
     return fig
 
 

@@ -48,3 +48,14 @@ def test_clear_of_toolbar_keeps_a_larger_margin_and_makes_room_for_a_legend_row_
     assert figures.clear_of_toolbar(fig).layout.margin.t == 80
     above = go.Figure(layout=dict(legend=dict(orientation="h", y=1.02), margin=dict(t=10)))
     assert figures.clear_of_toolbar(above).layout.margin.t == figures.TOOLBAR_PX + figures.LEGEND_ROW_PX
+
+
+def test_counts_tick_in_whole_numbers():
+    # The walk saw count axes ticked 0.5 and 1.2: a tick per unit while small, whole-number labels always.
+    assert figures.count_ticks(3) == {"tickformat": ",d", "tick0": 0, "dtick": 1}
+    assert figures.count_ticks(500) == {"tickformat": ",d"}
+    few = figures.flagged_rules(pd.DataFrame({"rule": ["a", "b"], "skills": [2, 1]}))
+    assert few.layout.xaxis.dtick == 1 and few.layout.xaxis.tickformat == ",d"
+    many = figures.skills_by_category(pd.DataFrame({"category": ["git", "git"], "status": ["accepted", "pending"],
+                                                    "skills": [300, 40]}))
+    assert many.layout.xaxis.dtick is None and many.layout.xaxis.tickformat == ",d"

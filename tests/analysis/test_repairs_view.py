@@ -75,6 +75,7 @@ def test_the_funnel_has_a_bar_per_n_with_gaps_filled_and_offline_tasks_left_out(
     fig = rv.repairs_figure(funnel)
     assert [t.name for t in fig.data] == ["accepted", "rejected"] and fig.layout.barmode == "stack"
     assert list(fig.data[0].x) == ["0", "1", "2", "3"] and list(fig.data[1].y) == [1, 0, 0, 2]
+    assert fig.layout.yaxis.dtick == 1 and fig.layout.yaxis.tickformat == ",d"  # tasks: whole numbers
     assert fig.layout.title.text == "Accepted after N repairs: 6 accepted, 4 of them with none"
     # only offline tasks (or none verified): nothing to draw
     assert rv.repairs_funnel(counts[counts["provider"] == "offline"]).empty

@@ -119,6 +119,8 @@ def test_pass_rates_and_failure_breakdown():
     assert b.set_index("failed_check").loc["oracle", "top_reason"] == "count off by one"
     assert abs(b["share"].sum() - 1.0) < 1e-12
     assert list(tv.failure_figure(b).data[0].x) == [1, 2]
+    ticks = tv.failure_figure(b).layout.xaxis  # the walk: "Why rejected" ticked 0.5 tasks
+    assert (ticks.tick0, ticks.dtick, ticks.tickformat) == (0, 1, ",d")
     assert tv.failure_breakdown(t[t["verdict"] != "rejected"]).empty
 
 
