@@ -109,7 +109,8 @@ rollout_id = st.selectbox("Rollout", options, key="fail_rollout",
                           format_func=lambda r: fx.rollout_label(by_id.loc[r].to_dict() | {"rollout_id": r}, names))
 rec = by_id.loc[rollout_id]
 verdict = "passed" if bool(rec["passed"]) else f"failed: {fx.CLASS_LABELS.get(rec['failure_class'], rec['failure_class'])}"
-st.markdown(f"**{names.get(rec['task_id'], rec['task_id'])}** · {fx.agent_label(rec['agent'], rec['agent_label'])}"
+who = fx.agent_label(rec["agent"], rec["agent_label"], rec["model"])   # a run against a test double says so
+st.markdown(f"**{names.get(rec['task_id'], rec['task_id'])}** · {who}"
             f"{' · ' + rec['model'] if isinstance(rec['model'], str) else ''} · sample {int(rec['sample'])} · "
             f"**{verdict}** · {int(rec['turns'])} turns · {rec['total_s']:.1f} s · ${rec['cost_usd']:.4f}")
 if isinstance(rec["error"], str) and rec["error"]:

@@ -162,3 +162,21 @@ def test_a_garbage_trajectory_file_is_named_and_its_tests_still_show(rollouts_ws
     _pick(at, fx, "rolltask02", "ablation", 1)
     assert any("no such folder" in w.value for w in at.warning)
     assert frame(at, "test_name", "outcome", "message")["test_name"].tolist() == [COUNT]
+
+
+def test_terminus2_runs_against_the_scripted_replay_read_as_a_test_doubles_as_on_difficulty(rollouts_ws, monkeypatch):
+    """Issue 22.7: Failures labelled scripted terminus-2 runs "terminus-2 (LLM agent)" while Difficulty
+    said "(test double)". Both pages now label them by workbench.double_rule, alike."""
+    ws, fx = rollouts_ws
+    scripted = "scripted-terminus:oracle (test double)"
+    with ws.db.write() as con:
+        con.execute("UPDATE rollouts SET model = ? WHERE agent = 'terminus-2'", [scripted])
+    at = open_page(ws, monkeypatch, "failures.py")
+    label = at.pills(key="fail_agents").format_func("terminus-2")
+    assert "LLM agent" not in label and label.startswith("terminus-2 · test double")
+    assert label in set(frame(at, "agent_label", "failure_class", "rollouts")["agent_label"])
+    rec = next(r for r in fx.of("rolltask00", "terminus-2") if r["sample"] == 1)
+    at.selectbox(key="fail_rollout").set_value(rec["rollout_id"]).run()
+    assert any(label in m.value and scripted in m.value for m in at.markdown)
+    difficulty = open_page(ws, monkeypatch, "difficulty.py")
+    assert difficulty.multiselect(key="diff_agents").format_func("terminus-2") == label
