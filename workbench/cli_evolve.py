@@ -85,9 +85,13 @@ def _rate(v) -> str:
 
 
 def print_report(report) -> None:
-    out.print(Text(f"Evolve run {report.run_id} {report.status}: {report.agent}"
-                   + (f" ({report.model})" if report.model else "") + f"; {report.summary()}; {report.seconds:.1f}s."),
-              soft_wrap=True)
+    from pipeline.agents.protocol import AGENT_LABELS
+    from workbench import double_rule
+    # whose pass rates these are: a simulated agent's or a test double's say so (the one rule)
+    who = double_rule.agent_config_label(report.agent, AGENT_LABELS.get(report.agent, report.agent), report.model)
+    out.print(Text(f"Evolve run {report.run_id} {report.status}: {who}"
+                   + (f" ({double_rule.model_label(report.model)})" if report.model else "")
+                   + f"; {report.summary()}; {report.seconds:.1f}s."), soft_wrap=True)
     table = Table("round", "operator", "parents", "made", "accepted", "no variant", "failed", "pass rate before → after")
     for r in report.rows:
         table.add_row(str(r.round), r.operator, str(r.parents), str(r.made), str(r.accepted), str(r.no_variant),

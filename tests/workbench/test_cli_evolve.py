@@ -65,3 +65,17 @@ def test_an_easier_round_prints_its_table_and_nothing_made_exits_1(recipe_ws, ca
     assert report["made"] == 0 and report["rows"][0]["no_variant"] == 1
     row = store.get_lineage(ws.db, f"{stuck[0]}__d1")
     assert row["status"] == "no_variant" and row["error"]
+
+
+def test_the_summary_says_whose_rates_drove_the_round(capsys):
+    """Issue 22.4: the summary named the agent bare ("noisy-oracle"); its rates are simulated, and a
+    terminus-2 run against the scripted replay played a test double: the one rule labels both."""
+    from types import SimpleNamespace
+
+    from workbench.cli_evolve import print_report
+    for agent, model, says in (("noisy-oracle", None, "simulated, not a model"),
+                               ("terminus-2", "scripted-terminus:oracle (test double)", "terminus-2 · test double")):
+        print_report(SimpleNamespace(run_id="e1", status="done", agent=agent, model=model, rows=[], notes=[],
+                                     message="", seconds=1.0, summary=lambda: "1 variant(s) made"))
+        text = " ".join(capsys.readouterr().out.split())
+        assert says in text and "LLM agent" not in text
