@@ -32,7 +32,8 @@ def demo_build(root) -> None:
     for line in view.missing:
         st.warning(line)
     with st.expander("Demo build", expanded=view.running):
-        st.dataframe(pd.DataFrame(view.rows), hide_index=True, width="stretch", key="demo_build")
+        # a static table wraps its cells: a grid cut each stage's detail to its column's width
+        st.table(pd.DataFrame(view.rows), hide_index=True, border="horizontal")
         st.caption(f"Log: `{build.log}`")
 
 

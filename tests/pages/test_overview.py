@@ -76,11 +76,16 @@ def test_overview_counts_the_stored_rollouts(graph_workspace, monkeypatch):
     assert stages.loc["Rollouts", "detail"].startswith(f"{len(fx.records)} rollouts")
 
 
+LONG_DETAIL = ("ingested 40 skills from 3 folders (12 accepted, 20 pending, 8 rejected by the filters: "
+               "thin description, no steps, duplicate of another skill)")
+
+
 def _build_status(ws, *, pid: int, state: str = "building", missing=()):
     status = new_status(["ingest", "scenarios", "graph", "sample", "tasks"], ws.runs_dir / "demo-build.log")
     status.pid, status.state, status.missing = pid, state, list(missing)
     for key in ("ingest", "scenarios"):
         status.stage(key).state = "done"
+    status.stage("ingest").detail = LONG_DETAIL
     if state == "building":
         status.stage("graph").state = "running"
         status.stage("graph").done, status.stage("graph").total = 1, 4
@@ -99,8 +104,11 @@ def test_overview_shows_the_demo_build_in_progress(demo_workspace, monkeypatch):
     bar = at.get("progress")[0].proto
     assert "being built: 2 of 5 stages done; now: build the scenario graph" in bar.text
     assert bar.value == int(100 * (2 + 1 / 4) / 5)
-    rows = frame(at, "stage", "state", "progress").set_index("state")
+    rows = at.table[0].value.set_index("state")
     assert rows.loc["running", "progress"] == "1 of 4"
+    # the walk saw the stages' details cut to the grid's column width: a table wraps them, whole
+    assert rows.loc["done", "detail"].tolist() == [LONG_DETAIL, ""]
+    assert not [df for df in at.dataframe if "progress" in df.value.columns]
 
 
 def test_overview_says_what_the_finished_demo_lacks(demo_workspace, monkeypatch):
