@@ -53,13 +53,16 @@ with st.form("synth_form"):
                              disabled=not online, help="The batch stops cleanly once its LLM calls cost this much; "
                              "what is done is kept and `--resume` finishes it. 0: the cap set on the Settings "
                              "page (none if none is set).")
-    e1, e2 = st.columns([2, 6])
+    e1, e2, e3 = st.columns([2, 4, 2])
     executor = e1.radio("Executor", list(EXECUTORS), key="synth_executor", horizontal=True,
                         help="local: threads in the batch's process. ray: Ray tasks on a cluster whose nodes have "
                              "Docker and the `docker` resource (offline synthesizer only).")
     ray_address = e2.text_input("Ray address", key="synth_ray_address", placeholder="auto, ray://host:port or "
                                 "host:port; empty: start or attach a local cluster",
                                 help="Only with the ray executor.")
+    ship = e3.checkbox("Ship skill packages", value=True, key="synth_ship_skills",
+                       help="Each task carries its claimed skills' packages read-only under /skills, so a step can "
+                            "run a skill's own script (offline synthesizer). Off: recipe steps only, claiming nothing.")
     st.caption("Offline: the recipe library composes a real task along each path (no LLM calls). "
                + (f"LLM: planner and constructor through {settings.base_url} (model {settings.model}), "
                   "with routed repairs." if online else
@@ -70,7 +73,7 @@ if submitted:
     params = jobs.SynthParams(n_paths=int(n_paths), sampler=sampler, provider="llm" if llm else "offline",
                               concurrency=int(concurrency), seed=int(seed),
                               budget_usd=float(budget) if llm and budget > 0 else None,
-                              executor=executor, ray_address=ray_address.strip() or None)
+                              executor=executor, ray_address=ray_address.strip() or None, ship_skills=bool(ship))
     try:
         check_executor(params.executor, params.ray_address, params.provider)
         run_id = jobs.launch(ws, params)

@@ -193,7 +193,7 @@ def switched(ctx, marks: list[tuple[str, int]], *, seed: int, base_image: str) -
     """The path composed again with another family for one step per context switch in `marks`
     (the earliest step that has one), then the text operators of `marks` replayed in order."""
     from pipeline.synth.compose import plan_steps, step_families, synthesize_task
-    families = list(synthesize_task(ctx.path_steps, seed, base_image, path_id=ctx.path_id).recipes)
+    families = list(synthesize_task(ctx.path_steps, seed, base_image, path_id=ctx.path_id, ship_skills=False).recipes)
     planned = plan_steps(ctx.path_steps)
     force, swapped, said = list(families), set(), ""
     for op, _ in marks:
@@ -211,7 +211,8 @@ def switched(ctx, marks: list[tuple[str, int]], *, seed: int, base_image: str) -
                     continue
                 trial = force[:k - 1] + [alt] + force[k:]
                 try:
-                    synthesize_task(ctx.path_steps, seed, base_image, path_id=ctx.path_id, force=trial)
+                    synthesize_task(ctx.path_steps, seed, base_image, path_id=ctx.path_id, force=trial,
+                                    ship_skills=False)
                 except Exception:   # this family cannot serve the step here: try the next
                     continue
                 found = (k, alt, trial)

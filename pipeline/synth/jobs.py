@@ -23,6 +23,7 @@ class SynthParams:
     budget_usd: float | None = None    # the LLM spending cap of the batch (None: the workspace's, if any)
     executor: str = "local"            # or "ray" (offline provider only)
     ray_address: str | None = None     # with "ray": the cluster (None: start or attach a local one)
+    ship_skills: bool = True           # the claimed skills' packages travel with the tasks (offline)
 
 
 def new_run_id() -> str:
@@ -42,6 +43,8 @@ def launch(ws: Workspace, params: SynthParams) -> str:
         args += ["--executor", params.executor]
     if params.ray_address:
         args += ["--ray-address", params.ray_address]
+    if not params.ship_skills:
+        args.append("--no-skill-packages")
     store.create_run(ws.db, run_id, params.sampler, params.n_paths, params.seed, params.provider,
                      params.concurrency, None)
     pid = _JOBS.spawn(ws, run_id, args)

@@ -374,3 +374,17 @@ def test_a_batch_launched_on_ray_passes_the_executor_and_address_to_its_process(
     assert "--executor ray --ray-address 127.0.0.1:9" in jobs.log_tail(workspace, run["run_id"]).splitlines()[0]
     final = store.get_run(workspace.db, run["run_id"])
     assert final["status"] == "failed" and "no Ray cluster answers at '127.0.0.1:9'" in final["message"], final
+
+
+def test_a_batch_launched_without_skill_packages_says_so_to_its_process(workspace, monkeypatch):
+    """Issue 24.2: the batch option reaches `workbench synth` (packages ship by default)."""
+    at = open_page(workspace, monkeypatch, "synthesis.py")
+    ship = at.checkbox(key="synth_ship_skills")
+    assert ship.value is True
+    ship.uncheck()
+    at.number_input(key="synth_paths").set_value(1)
+    button(at, "synth_launch").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    run = store.runs(workspace.db).iloc[0]
+    wait_for_exit(workspace, run)
+    assert "--no-skill-packages" in jobs.log_tail(workspace, run["run_id"]).splitlines()[0]

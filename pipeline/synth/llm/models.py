@@ -26,6 +26,7 @@ class Subgoal(BaseModel):
     skill: str                                      # the skill (name) it exercises
     description: str = Field(min_length=8)
     tools: list[str] = Field(default_factory=list)  # binaries it uses
+    uses: str = ""                                  # the skill's documented command it runs (issue 24.5)
     success_conditions: list[str] = Field(min_length=1)   # observable: files, contents, exit codes
 
 

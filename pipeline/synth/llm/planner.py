@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.synth.exercise.script_facts import IMAGE_BINARIES
+from pipeline.synth.fidelity_rubric import teaching
 from pipeline.synth.llm.calls import LLMCaller
 from pipeline.synth.llm.models import PLAN, Plan
 from pipeline.synth.protocol import PathContext, StepContext
@@ -39,6 +41,7 @@ def step_text(k: int, sc: StepContext, *, body_cap: int = BODY_CAP) -> str:
              f"Description: {(s.description or '').strip() or '(none)'}"]
     tools = list(dict.fromkeys([*sc.tools, *sc.bins]))
     lines.append(f"Tools it runs: {', '.join(tools) or '(none recognised)'}")
+    lines.append(teaching_line(s))
     if s.parts.consumes or s.parts.produces:
         lines.append(f"State kinds it reads: {', '.join(s.parts.consumes) or '-'}; "
                      f"leaves: {', '.join(s.parts.produces) or '-'}")
@@ -62,6 +65,26 @@ def step_text(k: int, sc: StepContext, *, body_cap: int = BODY_CAP) -> str:
         fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", body)), default=0))
         lines += ["SKILL.md (start):", f"{fence}markdown", body, fence]   # a longer fence than any inside
     return "\n".join(lines)
+
+
+TEACHES_CAP = 5   # documented command lines listed per skill
+
+
+def teaching_line(s) -> str:
+    """What the skill teaches that a step can do for real (issue 24.5): its documented commands of
+    the installed tools it is about. A step that runs one exercises the skill (rubric 2); one that
+    only shares a tool or a file format does not, and the prompt says so."""
+    teach = teaching(s.parts.body, s.skill_name, s.description, tuple(s.parts.tools))
+    usable = [c.line for c in teach.commands if c.tool in IMAGE_BINARIES]
+    if usable:
+        shown = "; ".join(f"`{line}`" for line in list(dict.fromkeys(usable))[:TEACHES_CAP])
+        return (f"What it teaches (documented commands of {', '.join(teach.about)}; the step's solution must run "
+                f"one of these tools this way, and name it in `uses`): {shown}")
+    if teach.about:
+        return (f"What it teaches: commands of {', '.join(teach.about)}, which this machine does not have: the step "
+                "can only share a tool or a file format with it (it will not count as exercising the skill)")
+    return ("What it teaches: no documented command of a tool of its own: the step can only share a tool or a file "
+            "format with it (it will not count as exercising the skill)")
 
 
 def path_text(path: PathContext, *, body_cap: int = BODY_CAP) -> str:

@@ -115,7 +115,8 @@ def scripted_task(path: PathContext, *, seed: int = 0, base_image: str = "base",
                   force: list[str] | None = None) -> ScriptedTask:
     """The correct artifacts of a path, from its offline task (raises when the recipes cannot make one).
     `force`: the family per step (the scripted evolution's context switch swaps one)."""
-    task = synthesize_task(path.path_steps, seed, base_image, path_id=path.path_id, force=force)
+    # the LLM synthesizer ships no skill package (yet): its double follows the recipes alone
+    task = synthesize_task(path.path_steps, seed, base_image, path_id=path.path_id, force=force, ship_skills=False)
     manifest, instruction, solution, tests = artifacts_from_bundle(task.bundle)
     if not any(f.path.startswith(INPUT_DIR + "/") for f in manifest.files):
         # The offline layout's note "leave the files under /app/input unchanged" is said of every
