@@ -12,8 +12,11 @@ from workbench.store.connection import Database
 
 # Reasons grouped for a table: the first pattern a reason matches names its class.
 CLASSES = (
+    ("commands of a tool the image lacks", r"^documents commands of .*not in the base image"),
     ("no bundled script (commands only)", r"^documents commands of"),
-    ("no bundled script, no documented command", r"^its SKILL\.md runs no bundled script"),
+    ("examples run tools the image lacks", r"^its SKILL\.md runs no bundled script and its examples run"),
+    ("examples run only generic tools", r"^its SKILL\.md runs no bundled script; its examples run only"),
+    ("no command at all", r"^its SKILL\.md runs no bundled script and shows no command"),
     ("package files not available", r"^its SKILL\.md runs a bundled script, but"),
     ("script not in the package", r": not in the package"),
     ("needs Python packages", r"imports .*: not in the base image"),

@@ -11,11 +11,14 @@ import ast
 import re
 from dataclasses import dataclass
 
-from ..fidelity_rubric import teaching
+from pipeline.shell_syntax import simple_commands
+
+from ..fidelity_rubric import documented_lines, teaching
+from ..skill_fit import PLUMBING, canonical_tool
 from .inputs import NoSample, find_sample
 from .invocation import Invocation, NotFillable, Slot, read_invocation
 from .package import SkillPackage
-from .script_facts import script_facts
+from .script_facts import IMAGE_BINARIES, script_facts
 
 _OUT_NAMES = re.compile(r"out|dest|result|report|target|save", re.I)
 
@@ -105,8 +108,11 @@ def exercise_plan(skill_id: str, skill_name: str, description: str, body: str, t
     if not teach.scripts:
         if teach.commands:
             about = ", ".join(teach.about)
+            missing = sorted(t for t in teach.about if t not in IMAGE_BINARIES)
+            if missing:
+                return f"documents commands of {about}; {', '.join(missing)} not in the base image"
             return f"documents commands of {about} but bundles no script it runs (no command generator yet)"
-        return "its SKILL.md runs no bundled script and documents no command of a tool it is about"
+        return _no_teaching(body, tools)
     if package is None or len(package.files) <= 1:
         why = package.note if package is not None and package.note else "the package's files are not available"
         return f"its SKILL.md runs a bundled script, but {why}"
@@ -137,3 +143,27 @@ def exercise_plan(skill_id: str, skill_name: str, description: str, body: str, t
         return ExercisePlan(skill_id, skill_name, package, rel, facts.language, inv, tuple(samples),
                             _purpose(source, facts.language))
     return "; ".join(dict.fromkeys(reasons))
+
+
+def _no_teaching(body: str, tools: tuple[str, ...] = ()) -> str:
+    """Why a skill with no script and no command of a tool it is about cannot be exercised, naming the
+    programs its examples run when it has any (most often tools the base image does not have)."""
+    progs: list[str] = []
+    for line in documented_lines(body):
+        for words in simple_commands(line):
+            w = canonical_tool(words[0]) if words else ""
+            if re.fullmatch(r"[a-z][a-z0-9_.+-]{1,30}", w) and w not in PLUMBING and w not in progs:
+                progs.append(w)
+    absent = [p for p in progs if p not in IMAGE_BINARIES]
+    if absent:
+        return (f"its SKILL.md runs no bundled script and its examples run {', '.join(absent[:4])}, not in the "
+                "base image")
+    if progs:
+        return (f"its SKILL.md runs no bundled script; its examples run only {', '.join(progs[:4])}, none named "
+                "as what the skill is about")
+    named = [t for t in dict.fromkeys(canonical_tool(t) for t in tools) if t not in PLUMBING]
+    absent_named = [t for t in named if t not in IMAGE_BINARIES]
+    if absent_named:
+        return (f"its SKILL.md runs no bundled script and shows no command at all; the tools it names "
+                f"({', '.join(absent_named[:4])}) are not in the base image")
+    return "its SKILL.md runs no bundled script and shows no command at all (prose or another language)"

@@ -76,3 +76,15 @@ def test_a_skill_without_scripts_says_so():
     body = "---\nname: jq-tricks\ndescription: jq filters\n---\n```bash\njq '.a' x.json\njq -r '.b' y.json\n```\n"
     got = exercise_plan("id", "jq-tricks", "jq filters", body, ("jq",), None)
     assert got.startswith("documents commands of jq but bundles no script")
+
+
+def test_a_skill_whose_examples_run_tools_the_image_lacks_names_them():
+    body = ("---\nname: deploy-helper\ndescription: ship releases\n---\n```bash\nkubectl apply -f app.yaml\n"
+            "helm upgrade web ./chart\n```\n")
+    got = exercise_plan("id", "deploy-helper", "ship releases", body, (), None)
+    assert got == ("its SKILL.md runs no bundled script and its examples run kubectl, helm, not in the base image")
+
+
+def test_a_skill_with_no_command_at_all_says_so():
+    got = exercise_plan("id", "advice", "how to think", "---\nname: advice\n---\nThink first.\n", (), None)
+    assert got.startswith("its SKILL.md runs no bundled script and shows no command at all")
