@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from analysis.display import workbench_command
+from pipeline.filters import confidence
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,32 @@ def with_reasons(df: pd.DataFrame, reasons: Mapping[str, str | None]) -> pd.Data
     df["reason"] = [None if status == "accepted" else reasons.get(sid)
                     for sid, status in zip(df["id"], df["status"])]
     return df
+
+
+def with_confidence(df: pd.DataFrame, verdicts: pd.DataFrame) -> pd.DataFrame:
+    """``confidence``: how sure the filters' verdict on each skill is (0..1,
+    pipeline.filters.confidence from its failures, warnings and judge verdict; a skill with none
+    is a plain acceptance), and ``confidence_band`` (low / medium / high)."""
+    by_skill: dict[str, list] = {}
+    for v in verdicts.itertuples(index=False):  # rule, outcome, evidence: all skill_confidence reads
+        by_skill.setdefault(v.skill_id, []).append(v)
+    df = df.copy()
+    df["confidence"] = [confidence.skill_confidence(by_skill.get(sid, ())) for sid in df["id"]]
+    df["confidence_band"] = df["confidence"].map(confidence.band_of)
+    return df
+
+
+REVIEW_GROUPS = ("pending", "low confidence", "decided")
+
+
+def review_order(df: pd.DataFrame) -> pd.DataFrame:
+    """The order a person curates in: pending skills first, then the filters' least sure verdicts
+    (low confidence, not yet decided by a person), then the rest; the least sure first within each,
+    then by name. ``review`` names the group."""
+    low = (df["confidence_band"] == "low") & ~df["curated"].fillna(False).astype(bool)
+    group = pd.Series(2, index=df.index).mask(low, 1).mask(df["status"] == "pending", 0)
+    out = df.assign(review=group.map(dict(enumerate(REVIEW_GROUPS))), _group=group)
+    return out.sort_values(["_group", "confidence", "name", "id"], kind="stable").drop(columns="_group")
 
 
 def filter_skills(df: pd.DataFrame, f: SkillFilter) -> pd.DataFrame:

@@ -56,6 +56,7 @@ def store_query(fn: Callable[..., Any], max_entries: int = 8) -> Callable[..., A
 
 workspace_status = store_query(status_store.workspace_status)
 skills_table = store_query(skill_store.skills_table)
+deciding_verdicts = store_query(skill_store.deciding_verdicts)
 skill_detail = store_query(skill_store.skill_detail, max_entries=64)
 
 

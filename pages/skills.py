@@ -16,6 +16,7 @@ st.caption(provider_note())
 staged: dict[tuple[str, str], str] = st.session_state.setdefault("staged", {})
 
 table = skills_view.with_reasons(skills_view.with_source_labels(cached.skills_table(ws)), cached.skill_reasons(ws))
+table = skills_view.review_order(skills_view.with_confidence(table, cached.deciding_verdicts(ws)))
 if table.empty:
     st.info("No skills in this workspace yet. Run `workbench ingest PATH`.")
     st.stop()
@@ -35,10 +36,16 @@ reasons = c6.multiselect("Reason (not accepted because)", sorted(table["reason"]
 shown = skills_view.filter_skills(
     table, skills_view.SkillFilter(query, tuple(cats), tuple(stats), tuple(srcs), tuple(rules), tuple(reasons)))
 st.markdown(f"**{len(shown)} of {len(table)} skills**")
-view = shown[["name", "category", "status", "reason", "flagged_rules", "source", "n_steps", "description", "id"]]
+st.caption("Pending skills first, then those the filters were least sure of (low confidence, not yet decided "
+           "by a person), then the rest; the least sure first.")
+view = shown[["name", "category", "status", "confidence", "reason", "flagged_rules", "source", "n_steps",
+              "description", "id"]]
 picked = st.dataframe(view, hide_index=True, width="stretch", height=320, key="skills_table",
                       on_select="rerun", selection_mode="single-row",
                       column_config={"flagged_rules": st.column_config.ListColumn("flagged"),
+                                     "confidence": st.column_config.ProgressColumn(
+                                         "confidence", min_value=0.0, max_value=1.0, format="%.2f",
+                                         help="How sure the filters' verdict is, from the rules that decided it"),
                                      "n_steps": st.column_config.NumberColumn("steps"),
                                      "id": None})
 open_clicked_row(picked, view, "id", "detail_skill")

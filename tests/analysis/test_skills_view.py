@@ -40,6 +40,26 @@ def test_reasons_name_why_a_skill_is_not_accepted_and_filter_it():
     assert len(skills_view.filter_skills(t, f())) == 3
 
 
+def test_review_order_puts_pending_then_low_confidence_skills_first_with_their_confidence():
+    # issue 25: "the Skills page sorts the pending and low-confidence ones first for a person"
+    t = pd.DataFrame({"id": list("abcdef"), "name": ["a-ok", "b-gui", "c-warned", "d-steps", "e-judged", "f-mine"],
+                      "status": ["accepted", "rejected", "pending", "rejected", "accepted", "rejected"],
+                      "curated": [False, False, False, False, False, True]})
+    verdicts = pd.DataFrame([
+        {"skill_id": "b", "rule": "executable.gui", "outcome": "fail", "evidence": "opens a window"},
+        {"skill_id": "c", "rule": "needs.saas", "outcome": "warn", "evidence": "names a hosted product"},
+        {"skill_id": "d", "rule": "workflow.steps", "outcome": "fail", "evidence": "one step"},
+        {"skill_id": "e", "rule": "judge.llm", "outcome": "pass", "evidence": "terminal work; confidence=0.4"},
+        {"skill_id": "f", "rule": "workflow.steps", "outcome": "fail", "evidence": "one step"}])
+    scored = skills_view.with_confidence(t, verdicts).set_index("id")
+    assert scored["confidence"].to_dict() == {"a": 0.75, "b": 0.85, "c": 0.3, "d": 0.55, "e": 0.4, "f": 0.55}
+    assert scored.loc["e", "confidence_band"] == "low" and scored.loc["b", "confidence_band"] == "high"
+    ordered = skills_view.review_order(skills_view.with_confidence(t, verdicts))
+    # pending; the filters' low-confidence verdict; then the rest, least sure first (f: a person decided)
+    assert ordered["id"].tolist() == ["c", "e", "d", "f", "a", "b"]
+    assert ordered["review"].tolist() == ["pending", "low confidence"] + ["decided"] * 4
+
+
 def test_summaries():
     t = _table()
     counts = skills_view.status_by_category(t)

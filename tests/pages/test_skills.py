@@ -56,6 +56,21 @@ def test_the_table_shows_why_each_skill_is_not_accepted_and_filters_by_it(demo_w
     assert sorted(unsafe["id"]) == sorted(i for i, r in exported.items() if r == "unsafe")
 
 
+def test_the_table_puts_pending_and_low_confidence_skills_first_with_their_confidence(demo_workspace, monkeypatch):
+    """Issue 25: the Skills page sorts the pending and low-confidence ones first for a person."""
+    at = _open(demo_workspace, monkeypatch)
+    table = frame(at, "id", "status", "confidence")
+    assert table["confidence"].between(0, 1).all()
+    pending = int((table["status"] == "pending").sum())
+    assert pending and (table["status"].iloc[:pending] == "pending").all()
+    curated = skill_store.skills_table(demo_workspace.db).set_index("id")["curated"]
+    rest = table.iloc[pending:]
+    low = (rest["confidence"] < 0.5) & ~rest["id"].map(curated).astype(bool)
+    # the filters' least sure verdicts next, then the rest, the least sure first
+    key = list(zip(~low, rest["confidence"]))
+    assert key == sorted(key)
+
+
 def test_detail_shows_parsed_fields_raw_text_and_evidence(demo_workspace, monkeypatch):
     at = _open(demo_workspace, monkeypatch)
     at.pills(key="f_status").select("rejected").run()
@@ -70,7 +85,9 @@ def test_detail_shows_parsed_fields_raw_text_and_evidence(demo_workspace, monkey
 def test_reject_edit_save_and_undo(demo_workspace, monkeypatch):
     at = _open(demo_workspace, monkeypatch)
     at.text_input(key="q").input("git").run()
-    sid = at.selectbox(key="detail_skill").value
+    shown = frame(at, "id", "status")
+    sid = shown.loc[shown["status"] == "accepted", "id"].iloc[0]  # pending ones come first: pick an accepted one
+    at.selectbox(key="detail_skill").set_value(sid).run()
     before = skill_store.skill_detail(demo_workspace.db, sid)
     assert before["status"] == "accepted"
     assert any(c.value == "Nothing staged for this skill." for c in at.caption)

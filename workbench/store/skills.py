@@ -94,6 +94,17 @@ def skills_table(db: Database) -> pd.DataFrame:
         ).df()
 
 
+def deciding_verdicts(db: Database) -> pd.DataFrame:
+    """The verdicts that decide a current skill's confidence (pipeline.filters.confidence): its
+    failures and warnings, and the LLM judge's verdict; passes of other rules say nothing of it."""
+    with db.read() as con:
+        return con.execute(
+            """SELECT v.skill_id, v.rule, v.outcome, v.evidence
+               FROM filter_verdicts v JOIN skills s ON s.id = v.skill_id
+               WHERE s.is_current AND (v.outcome <> 'pass' OR v.rule = 'judge.llm')
+               ORDER BY v.skill_id, v.rule""").df()
+
+
 def skill_detail(db: Database, skill_id: str) -> dict | None:
     with db.read() as con:
         cur = con.execute("SELECT * FROM skills_effective WHERE id = ?", [skill_id])
