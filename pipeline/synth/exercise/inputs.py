@@ -3,7 +3,8 @@
 A documented call names its input (`funnel.json`); the package often ships one of that name or of
 that type (`assets/sample_funnel.json`, `examples/*.csv`). The task gets that file with its numbers
 drawn anew (scaled by a factor per value, ids and years kept), so each task's expected output differs
-and none can be recalled from the package; text is kept as written. A type with no sample in the
+and none can be recalled from the package; a log or a plain text file keeps a random
+most of its lines, in order; other text is kept as written. A type with no sample in the
 package cannot be made up: the slot is not filled (the reason names the type).
 """
 from __future__ import annotations
@@ -95,6 +96,18 @@ def _vary_csv(rng: random.Random, text: str, delimiter: str) -> str:
     return buf.getvalue()
 
 
+_LINE_TYPES = frozenset({"log", "txt"})   # one record a line: a subset in order is still a valid file
+
+
+def _vary_lines(rng: random.Random, text: str) -> str:
+    """Each line kept with probability 0.85, in order (at least one dropped, most kept)."""
+    lines = text.splitlines()
+    drop = {i for i in range(len(lines)) if rng.random() > 0.85} or {rng.randrange(len(lines))}
+    if len(drop) > len(lines) // 2:
+        drop = set(sorted(drop)[: len(lines) // 2])
+    return "\n".join(x for i, x in enumerate(lines) if i not in drop) + ("\n" if text.endswith("\n") else "")
+
+
 def varied_input(rng: random.Random, data: bytes, ext: str) -> tuple[bytes, bool]:
     """The sample with its numbers drawn anew; (bytes, whether anything changed)."""
     text = data.decode("utf-8", "replace")
@@ -106,6 +119,8 @@ def varied_input(rng: random.Random, data: bytes, ext: str) -> tuple[bytes, bool
                           for ln in text.splitlines() if ln.strip())
         elif ext in ("csv", "tsv"):
             new = _vary_csv(rng, text, "," if ext == "csv" else "\t")
+        elif ext in _LINE_TYPES and len(text.splitlines()) >= 10:
+            new = _vary_lines(rng, text)
         else:
             return data, False
     except (ValueError, csv.Error, RecursionError):

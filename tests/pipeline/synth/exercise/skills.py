@@ -8,6 +8,7 @@ from pipeline.synth.exercise.package import SkillPackage, read_package
 from pipeline.synth.skill_fit import parts_from_skill
 
 FUNNEL = Path(__file__).resolve().parents[1] / "exercise_skills" / "funnel-report"
+LOG_SUMMARY = Path(__file__).resolve().parents[1] / "exercise_skills" / "log-level-summary"
 
 
 def package_of(folder: Path, name: str) -> SkillPackage:
@@ -27,3 +28,10 @@ def tree_with(tmp: Path, files: dict[str, str]) -> Path:
         (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(text)
     return tmp
+
+
+def log_summary_step(src: str = "a0", dst: str = "a1") -> PathStep:
+    body = (LOG_SUMMARY / "SKILL.md").read_text()
+    return PathStep("id-log-level-summary", "log-level-summary", "log-analysis",
+                    "Summarise an application log by level and by component with the bundled summarize.sh.",
+                    src, dst, parts_from_skill(body), package_of(LOG_SUMMARY, "log-level-summary"))

@@ -13,17 +13,17 @@ from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle
 from workbench.sandbox.engine import Engine
 
-from .skills import funnel_step
+from .skills import funnel_step, log_summary_step
 
 pytestmark = [pytest.mark.docker]
 
 OTHER = PathStep("id-csv", "tabulate-csv", "data-processing", "", "a1", "a2")
 
 
-def _with_solution(bundle: TaskBundle, extra: str) -> TaskBundle:
+def _with_solution(bundle: TaskBundle, extra: str, script: str = "funnel_report.py") -> TaskBundle:
     """The reference solution with its exercise step replaced by `extra` (the recipe step kept)."""
     lines = bundle.text("solution/solve.sh").splitlines()
-    out = [line if "funnel_report.py" not in line else extra for line in lines]
+    out = [line if script not in line else extra for line in lines]
     files = dict(bundle.files)
     files["solution/solve.sh"] = ("\n".join(out) + "\n").encode()
     return TaskBundle(files, set(bundle.executables))
@@ -54,4 +54,29 @@ def test_the_skills_script_is_the_oracle_and_a_bypass_fails():
             assert failed == ["test_s1_skill_result"], failed
     finally:
         for b in (task.bundle, by_hand, on_sample):
+            engine.remove_image(image_for(b))
+
+
+def test_a_shell_skill_writing_its_own_output_file_is_the_oracle_and_its_example_output_fails():
+    """The documented call writes with `-o`; a solution that runs the skill on the package's own example
+    log (not the task's, which keeps a random most of its lines) leaves a plausible TSV that is wrong."""
+    task = synthesize_task([log_summary_step(), OTHER], 4, base_image_name(), path_id="p3")
+    solve = task.bundle.text("solution/solve.sh")
+    assert "bash /skills/log-level-summary/scripts/summarize.sh /app/input/log-level-summary/app.log -o " \
+           "/app/out/log-level-summary/summary.tsv" in solve
+    given = task.bundle.files["environment/app/input/log-level-summary/app.log"]
+    assert given != task.bundle.files["environment/skills/log-level-summary/examples/app.log"]
+    on_example = _with_solution(task.bundle, "bash /skills/log-level-summary/scripts/summarize.sh "
+                                "/skills/log-level-summary/examples/app.log -o /app/out/log-level-summary/summary.tsv",
+                                script="summarize.sh")
+    engine = Engine()
+    try:
+        checks = {c.name: c for c in verify_bundle(task.bundle, engine=engine)}
+        assert checks["oracle"].passed and checks["noop"].passed and checks["rubric"].passed, \
+            {n: c.reason for n, c in checks.items()}
+        got = {c.name: c for c in verify_bundle(on_example, engine=engine)}
+        failed = [t["name"] for t in got["oracle"].details["tests"] if t["outcome"] != "passed"]
+        assert failed == ["test_s1_skill_result"], failed
+    finally:
+        for b in (task.bundle, on_example):
             engine.remove_image(image_for(b))
