@@ -4,10 +4,8 @@ replay's: a test double's rates are never set beside FACET's figures (issue 22.4
 apart."""
 from __future__ import annotations
 
-import nbformat
-from nbclient import NotebookClient
-
 from analysis import paper_references as refs
+from tests.notebooks.executed import cell_texts
 from tests.pages.rollouts_fixture import MODELS, make_rollouts_fixture
 from workbench.config import REPO_ROOT
 
@@ -20,13 +18,7 @@ def test_a_test_doubles_rates_are_shown_apart_from_facets(graph_workspace, tmp_p
     make_rollouts_fixture(ws)
     with ws.db.write() as con:
         con.execute("UPDATE rollouts SET model = ? WHERE model = ?", [SCRIPTED, MODELS[1]])
-    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    cells = []
-    for c in (c for c in nb.cells if c.cell_type == "code"):
-        assert not [o for o in c.outputs if o.get("output_type") == "error" or o.get("name") == "stderr"], c.outputs
-        cells.append("\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in c.outputs))
+    cells = cell_texts(NOTEBOOK, ws, tmp_path, monkeypatch)
     comparison = cells[-1]
     assert refs.FACET_CHECK_RATE.label in comparison and MODELS[0] in comparison
     assert "scripted" not in comparison and "test double" not in comparison

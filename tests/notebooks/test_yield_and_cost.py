@@ -4,10 +4,8 @@ made but for one, whose calls the demo's scripted replay answered): no test doub
 set beside SkillSynth's figures (issue 22.4); they are shown apart, labelled."""
 from __future__ import annotations
 
-import nbformat
-from nbclient import NotebookClient
-
 from analysis import paper_references as refs
+from tests.notebooks.executed import cell_texts
 from tests.pages.repairs_fixture import LLM_RUN_ID, add_llm_run
 from tests.pages.synth_fixture import make_synth_fixture
 from workbench.config import REPO_ROOT
@@ -16,25 +14,13 @@ NOTEBOOK = REPO_ROOT / "notebooks" / "yield_and_cost.ipynb"
 DOUBLE = "scripted-replay (demo price)"
 
 
-def _cells(ws, tmp_path, monkeypatch) -> list[str]:
-    """Each code cell's outputs as one text."""
-    monkeypatch.setenv("WORKBENCH_HOME", str(ws.root))
-    nb = nbformat.read(NOTEBOOK, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    outs = []
-    for c in (c for c in nb.cells if c.cell_type == "code"):
-        assert not [o for o in c.outputs if o.get("output_type") == "error" or o.get("name") == "stderr"], c.outputs
-        outs.append("\n".join(o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in c.outputs))
-    return outs
-
-
 def test_a_test_doubles_cost_and_yield_are_never_beside_a_papers_figure(graph_workspace, tmp_path, monkeypatch):
     ws = graph_workspace
     llm = add_llm_run(ws, make_synth_fixture(ws))
     with ws.db.write() as con:      # a second LLM batch: the scripted replay made the first-time task
         con.execute("UPDATE llm_calls SET model = ?, batch_id = 'demo-llm' WHERE item = ?",
                     [DOUBLE, llm.first_time.task_id])
-    cells = _cells(ws, tmp_path, monkeypatch)
+    cells = cell_texts(NOTEBOOK, ws, tmp_path, monkeypatch)
     comparison = next(c for c in cells if refs.SKILLSYNTH_COST_PER_TASK.label in c)
     assert f"batch {LLM_RUN_ID} (gpt-4o-mini)" in comparison
     assert "demo-llm" not in comparison and "scripted" not in comparison and "test double" not in comparison
