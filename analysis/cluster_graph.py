@@ -197,25 +197,35 @@ def node_label(text: object, n: int = LABEL_CHARS) -> str:
 
 def distinct_labels(texts: Sequence[object], n: int = LABEL_CHARS, most: int = DISTINCT_LABEL_CHARS) -> list[str]:
     """:func:`node_label` of each text, with texts that differ kept apart: where several cut to
-    the same label ("A log file is in the…" for every log-file scenario), each shows the words
-    they share shortened, then its own words from where they part ("A log file… rotated daily,
-    gzipped"), in at most ``most`` characters; texts that still read alike are numbered."""
+    the same label ("A log file is in the…" for every log-file scenario), each shows its first
+    words shortened, then its own words from where the group's texts part ("A log file… rotated
+    daily, gzipped"), in at most ``most`` characters; where those still read alike, from where
+    that smaller group parts; texts that still read alike are numbered."""
     full = [short(t, 10**9) for t in texts]
+    words = [t.split(" ") for t in full]
     labels = [node_label(t, n) for t in full]
-    groups: dict[str, list[int]] = {}
-    for i, lab in enumerate(labels):
-        groups.setdefault(lab, []).append(i)
-    for lab, idx in groups.items():
-        if len({full[i] for i in idx}) < 2:
-            continue
-        words = [full[i].split(" ") for i in idx]
-        k = 0
-        while all(len(w) > k for w in words) and len({w[k] for w in words}) == 1:
+
+    def part(idx: list[int], k0: int) -> None:
+        k = k0
+        while all(len(words[i]) > k for i in idx) and len({words[i][k] for i in idx}) == 1:
             k += 1
-        head = node_label(" ".join(words[0][:k]), max(n // 2, 8)).rstrip("…") + "…" if k else ""
-        for i, w in zip(idx, words):
-            if w[k:]:
-                labels[i] = f"{head} {node_label(' '.join(w[k:]), most - len(head) - 1)}".strip()
+        if k == k0:
+            return  # they part inside a word cut short: nothing more to show apart (numbered below)
+        head = node_label(" ".join(words[idx[0]][:k]), max(n // 2, 8)).rstrip("…") + "…" if k else ""
+        for i in idx:
+            if words[i][k:]:
+                labels[i] = f"{head} {node_label(' '.join(words[i][k:]), most - len(head) - 1)}".strip()
+        for sub in _alike(idx):
+            part(sub, k)
+
+    def _alike(idx: list[int]) -> list[list[int]]:
+        groups: dict[str, list[int]] = {}
+        for i in idx:
+            groups.setdefault(labels[i], []).append(i)
+        return [g for g in groups.values() if len({full[i] for i in g}) > 1]
+
+    for group in _alike(list(range(len(full)))):
+        part(group, 0)
     seen: dict[str, int] = {}
     for i, lab in enumerate(labels):
         seen[lab] = seen.get(lab, 0) + 1

@@ -111,6 +111,13 @@ def test_truncated_labels_stay_distinct_and_are_spaced_by_the_text_drawn():
     assert len(set(labels[:4])) == 4 and labels[3] == labels[4] == "Logs rotated"  # same text, same label
     assert labels[0] == "A log file… working directory." and labels[1].startswith("A log file… /var/log")
     assert max(map(len, labels)) <= cg.DISTINCT_LABEL_CHARS
+    # where the group's tails still read alike, the smaller group parts further on; a cut word is numbered
+    nested = cg.distinct_labels(["A log file is in the working directory with 40 lines",
+                                 "A log file is in the working directory with 41 lines",
+                                 "A log file is in the /var/log directory with 3 lines",
+                                 "/a/very/long/path/name/that/goes/on/a.txt", "/a/very/long/path/name/that/goes/on/b.txt"])
+    assert nested[:2] == ["A log file… 40 lines", "A log file… 41 lines"]
+    assert nested[2].startswith("A log file… /var/log") and nested[4] == nested[3] + " (2)"
     nodes = pd.DataFrame({"node": range(5), "canonical": texts[:3] + ["a", "b"], "degree": [1, 1, 1, 0, 0],
                           "x": [100.0, 400.0, 700.0, 0.0, 800.0], "y": [0.0] * 5})  # a and b: the borders
     data = json.loads(cg.pyvis_html(nodes, pd.DataFrame(columns=["src", "dst", "kind", "weight"]), label_top=3)
