@@ -4,6 +4,7 @@ from pathlib import Path
 import streamlit as st
 
 from analysis import repairs_view as rv
+from analysis import synth_fidelity as sf
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
 from analysis import withdrawals
@@ -207,6 +208,11 @@ with tab_repairs:
 
 with tab_path:
     st.dataframe(tv.task_path(t, cached.task_fidelity(ws, tid)), hide_index=True, width="stretch", key="task_path")
+    rubric_rows = sf.step_rubric_rows(cached.task_fidelity(ws, tid))
+    if not rubric_rows.empty:
+        st.markdown("**What each step does with its skill** (fidelity rubric; a step claims its skill only at 2, "
+                    "with the SKILL.md line and the solution line side by side)")
+        st.dataframe(rubric_rows, hide_index=True, width="stretch", key="task_rubric")
     made = (f"Recipes: {', '.join(t['recipes'])}" if rv.is_offline(t) else
             "No recipes: the LLM synthesizer planned each step from its skill")
     st.caption(f"{made} · difficulty {t['difficulty']} · category {t['category']}")

@@ -101,7 +101,8 @@ def cmd_synth(args) -> int:
                                resume=args.resume, min_len=args.min_len, max_len=args.max_len,
                                benchmark_dir=args.benchmark, progress=tick, stop=stop, engine=engine,
                                allow_network=args.allow_network, budget_usd=args.budget_usd,
-                               executor=args.executor, ray_address=args.ray_address)
+                               executor=args.executor, ray_address=args.ray_address,
+                               ship_skills=not args.no_skill_packages)
     except KeyboardInterrupt:
         stop.set()
         engine.kill_all()
@@ -215,6 +216,9 @@ def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]
                    help="continue an unfinished run: the latest one, or the one given by --run-id")
     s.add_argument("--run-id", default=None,
                    help="with --resume: the run to continue; otherwise the id to give the new run")
+    s.add_argument("--no-skill-packages", action="store_true",
+                   help="ship no skill package with the tasks (offline): then no step can run a skill's own "
+                        "script; the choice is in each task's metadata (give it again with --resume)")
     s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_synth)
