@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import tornado.web
 
-from workbench.llm.replay_streams import (context_error_body, paced_stream, props_body,
+from workbench.llm.replay_streams import (STRUCTURED_MODES, context_error_body, paced_stream, props_body,
                                           repeating_answer, within_budget)
 
 if TYPE_CHECKING:
@@ -77,8 +77,8 @@ def _no_access_log(handler: tornado.web.RequestHandler) -> None:
     """Injected 429/500s are expected; keep tornado's access log out of test output."""
 
 
-def _error_body(message: str, type_: str, code: str | None) -> dict:
-    return {"error": {"message": message, "type": type_, "param": None, "code": code}}
+def _error_body(message: str, type_: str, code: str | None, param: str | None = None) -> dict:
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
 def _format_seconds(seconds: float) -> str:
@@ -160,6 +160,16 @@ class _ChatHandler(_Handler):
             if fault.kind == "stream_refused" and body.get("stream"):
                 return self.send_error_json(400, "This server does not support stream=true (injected by the "
                                             "replay server).", "invalid_request_error", None)
+        fmt = body.get("response_format")
+        kind = fmt.get("type") if isinstance(fmt, dict) else None
+        honours, refuses = STRUCTURED_MODES[self.server.structured]
+        if kind in refuses:  # OpenAI's words for a model without the mode
+            return self.send_json(_error_body(f"Invalid parameter: 'response_format' of type '{kind}' is not "
+                                              "supported with this model.", "invalid_request_error", None,
+                                              param="response_format"), 400)
+        constrained = kind if kind in honours else None
+        if constrained == "json_schema":
+            self.server.stats._schema((fmt.get("json_schema") or {}).get("name"))
         prompt_tokens = _count_tokens(messages_text(body["messages"]))
         n_ctx = self.server.context_window
         if fault is not None and fault.kind == "context_error":  # whatever its size, this prompt is too long
@@ -174,7 +184,7 @@ class _ChatHandler(_Handler):
             content = repeating_answer(max_tokens if isinstance(max_tokens, int) else None)
         else:
             try:
-                content = await self.server._resolve(body, model)
+                content = await self.server._resolve(body, model, constrained)
             except Exception as exc:  # a callable reply failed: report it like a server
                 return self.send_error_json(500, f"reply callable failed: {exc!r}", "server_error", None)
         content, finish_reason = within_budget(content, max_tokens)

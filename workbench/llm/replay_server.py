@@ -11,6 +11,11 @@ client is exercised over real HTTP (DESIGN.md §4, §7)::
 The server runs on tornado in a background thread that owns its own asyncio event loop;
 artificial latency is an ``await asyncio.sleep`` so thousands of requests can wait at once.
 
+A server honours ``response_format`` (a ``json_schema`` request no rule matches gets a valid
+instance of its schema), or imitates one that does not: ``structured="json_object"`` or
+``"reject"`` refuse it with a 400, ``"ignore"`` takes it and answers freely; ``prose=`` is a
+small model's answer to every request that no schema constrains.
+
 Endpoints: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models`` and
 ``GET /_stats``.  Command line::
 
@@ -40,9 +45,11 @@ import tornado.netutil
 
 from workbench.llm.replay_handlers import application, embedding_vector, messages_text
 from workbench.llm.replay_stats import ReplayStats
+from workbench.llm.replay_streams import STRUCTURED_MODES
 from workbench.llm.schema_instance import schema_instance
 
-__all__ = ["Rule", "Script", "ReplayServer", "ReplayStats", "FAULT_KINDS", "schema_instance", "embedding_vector"]
+__all__ = ["Rule", "Script", "ReplayServer", "ReplayStats", "FAULT_KINDS", "STRUCTURED_MODES", "schema_instance",
+           "embedding_vector"]
 
 FAULT_KINDS = ("rate_limit", "server_error", "malformed_content", "malformed_body", "delay",
                # imitating a small model on a slow local server: see replay_streams
@@ -135,8 +142,14 @@ class ReplayServer:
 
     def __init__(self, script: Script | None = None, *, latency_s: float | None = None,
                  host: str = "127.0.0.1", port: int = 0, context_window: int | None = None,
-                 slots: int = 1) -> None:
+                 slots: int = 1, structured: str = "honour", prose: str | None = None) -> None:
         self.script = script or Script(rules=[])
+        if structured not in STRUCTURED_MODES:
+            raise ValueError(f"unknown structured mode {structured!r}; expected one of {tuple(STRUCTURED_MODES)}")
+        # `structured`: see STRUCTURED_MODES. `prose`: a small model's answer to any request that
+        # no schema constrains (rules answer only the constrained ones; under JSON mode the
+        # prose comes as {"answer": prose}).
+        self.structured, self.prose = structured, prose
         # Given: /props says it (as llama.cpp, per slot) and longer prompts get its 400.
         self.context_window, self.slots = context_window, slots
         self.latency_s = float(latency_s if latency_s is not None else self.script.latency_s)
@@ -300,7 +313,10 @@ class ReplayServer:
     def reset_stats(self) -> None:
         self.stats.reset()
 
-    async def _resolve(self, body: dict, model: str) -> str:
+    async def _resolve(self, body: dict, model: str, constrained: str | None = None) -> str:
+        """The reply to a request; `constrained`: the ``response_format`` type it honours."""
+        if self.prose is not None and constrained != "json_schema":
+            return json.dumps({"answer": self.prose}) if constrained == "json_object" else self.prose
         text = messages_text(body["messages"])
         with self._lock:
             rule = next((r for r in self._rules if r.applies(text, model, self._uses.get(id(r), 0))),
@@ -314,10 +330,8 @@ class ReplayServer:
                 if inspect.isawaitable(reply):
                     reply = await reply
             return _as_content(reply)
-        fmt = body.get("response_format")
-        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
-            schema = (fmt.get("json_schema") or {}).get("schema") or {}
-            return json.dumps(schema_instance(schema))
+        if constrained == "json_schema":
+            return json.dumps(schema_instance((body["response_format"].get("json_schema") or {}).get("schema") or {}))
         return "ok"
 
 
@@ -333,10 +347,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--latency", type=float, default=None, help="seconds added to every answer")
     parser.add_argument("--context-window", type=int, default=None,
                         help="tokens per slot, said in /props (as llama.cpp) and enforced")
+    parser.add_argument("--structured", choices=tuple(STRUCTURED_MODES), default="honour",
+                        help="what it does with response_format: honour it, JSON mode only, reject or ignore it")
+    parser.add_argument("--prose", default=None, help="the reply to every request no schema constrains")
     args = parser.parse_args(argv)
     script = Script.from_file(args.fixtures) if args.fixtures else Script(rules=[])
     server = ReplayServer(script, latency_s=args.latency, host=args.host, port=args.port,
-                          context_window=args.context_window).start()
+                          context_window=args.context_window, structured=args.structured, prose=args.prose).start()
     print(f"replay server on {server.base_url} ({len(script.rules)} rules, latency "
           f"{server.latency_s}s); Ctrl-C to stop", flush=True)
     def interrupt(signum: int, frame: Any) -> None:

@@ -29,6 +29,7 @@ class ReplayStats:
         self._faults_served = 0
         self._hung_up = 0  # streams the client closed before their end
         self._bodies: collections.deque[dict] = collections.deque(maxlen=_STATS_BODIES_CAP)
+        self._schemas: collections.Counter[str] = collections.Counter()  # json_schema names honoured
         self._by_status: collections.Counter[int] = collections.Counter()
         # Authorization headers as received, so a test can tell which key reached this host.
         self._authorizations: collections.Counter[str] = collections.Counter()
@@ -52,6 +53,10 @@ class ReplayStats:
         with self._lock:
             self._chat_requests += 1
             self._bodies.append(body)
+
+    def _schema(self, name: str | None) -> None:
+        with self._lock:
+            self._schemas[name or "(unnamed)"] += 1
 
     def _embedding(self) -> None:
         with self._lock:
@@ -114,6 +119,12 @@ class ReplayStats:
             return collections.Counter(self._authorizations)
 
     @property
+    def schemas(self) -> collections.Counter[str]:
+        """How many requests the server answered constrained to each JSON schema (by name)."""
+        with self._lock:
+            return collections.Counter(self._schemas)
+
+    @property
     def by_status(self) -> collections.Counter[int]:
         with self._lock:
             return collections.Counter(self._by_status)
@@ -122,6 +133,7 @@ class ReplayStats:
         with self._lock:
             d: dict[str, Any] = {name: getattr(self, "_" + name) for name in self._COUNTERS}
             d["by_status"] = {str(k): v for k, v in sorted(self._by_status.items())}
+            d["schemas"] = dict(self._schemas)
             if with_bodies:
                 d["bodies"] = list(self._bodies)
             return d

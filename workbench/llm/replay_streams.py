@@ -5,8 +5,9 @@ answers that come a token at a time with pauses (``slow_stream``), a stream that
 silent mid-answer (``stall``), an answer that repeats one line until its budget is spent
 (``repeat``), the 400 for a prompt over the context (``context_error``, and every request
 once the server has a ``context_window``), the budget honoured (``max_tokens``: the answer
-cut, ``finish_reason: "length"``), and servers that will not stream (``no_stream``: a JSON
-body to a streamed request; ``stream_refused``: a 400 naming ``stream``).
+cut, ``finish_reason: "length"``), servers that will not stream (``no_stream``: a JSON
+body to a streamed request; ``stream_refused``: a 400 naming ``stream``), and servers with
+and without structured output (``STRUCTURED_MODES``).
 
 Tokens are words here, as everywhere in the replay server.
 """
@@ -21,6 +22,16 @@ from tornado.iostream import StreamClosedError
 
 if TYPE_CHECKING:
     from workbench.llm.replay_handlers import _Handler
+
+#: How a server treats ``response_format`` (its ``structured`` argument): the types it honours
+#: (constrains the answer to, as llama.cpp and vLLM do by a grammar) and the types it refuses
+#: with a 400 naming ``response_format``; any other type it takes and ignores.
+STRUCTURED_MODES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "honour": (frozenset({"json_schema", "json_object"}), frozenset()),   # llama.cpp, vLLM, OpenAI
+    "json_object": (frozenset({"json_object"}), frozenset({"json_schema"})),  # JSON mode only (DeepSeek)
+    "reject": (frozenset(), frozenset({"json_schema", "json_object"})),   # knows no response_format
+    "ignore": (frozenset(), frozenset()),                                 # takes it and answers freely
+}
 
 #: The line a ``repeat`` fault writes again and again (after one sensible opening line).
 REPEAT_LINE = "The task runs the command and checks the output file.\n"

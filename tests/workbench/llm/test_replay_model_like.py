@@ -63,3 +63,32 @@ def test_servers_that_will_not_stream(server):
     raw = client_for(server).chat.completions.with_raw_response.create(
         model="m", messages=[{"role": "user", "content": "hi"}], stream=True)
     assert raw.headers["content-type"].startswith("application/json")
+
+
+SCHEMA_FORMAT = {"type": "json_schema", "json_schema": {"name": "Goal", "schema": {
+    "type": "object", "properties": {"goal": {"type": "string"}}, "required": ["goal"]}}}
+PROSE = "The goal is to count the lines."
+
+
+def test_servers_with_and_without_structured_output():
+    with ReplayServer(prose=PROSE) as honours:  # a small model on llama.cpp: held to the schema when asked
+        client = client_for(honours)
+        assert json.loads(content(ask(client, "plan", response_format=SCHEMA_FORMAT))) == {"goal": "goal"}
+        assert json.loads(content(ask(client, "plan", response_format={"type": "json_object"}))) == {"answer": PROSE}
+        assert content(ask(client, "plan")) == PROSE
+        assert honours.stats.schemas == {"Goal": 1} and honours.stats.as_dict()["schemas"] == {"Goal": 1}
+    with ReplayServer(structured="json_object") as json_mode:
+        with pytest.raises(openai.BadRequestError, match="response_format") as info:
+            ask(client_for(json_mode), "plan", response_format=SCHEMA_FORMAT)
+        assert info.value.body["param"] == "response_format"
+        assert content(ask(client_for(json_mode), "plan", response_format={"type": "json_object"})) == "ok"
+    with ReplayServer(structured="reject") as rejects:
+        for fmt in (SCHEMA_FORMAT, {"type": "json_object"}):
+            with pytest.raises(openai.BadRequestError, match="response_format"):
+                ask(client_for(rejects), "plan", response_format=fmt)
+        assert content(ask(client_for(rejects), "plan", response_format={"type": "text"})) == "ok"
+    with ReplayServer(structured="ignore", prose=PROSE) as ignores:
+        assert content(ask(client_for(ignores), "plan", response_format=SCHEMA_FORMAT)) == PROSE
+        assert ignores.stats.schemas == {}
+    with pytest.raises(ValueError, match="structured mode"):
+        ReplayServer(structured="grammar")
