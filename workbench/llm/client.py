@@ -4,7 +4,9 @@ Per call: cache lookup → budget check → bounded concurrency → the prompt c
 the server's context window with the stage's answer budget (`max_tokens`) → a streamed
 request, cut on silence or runaway repetition, never on length (`stream`), with retries
 (429 / 5xx / connection errors, exponential backoff with jitter, `Retry-After` honoured;
-other 4xx fail at once) → structured output validated by pydantic with a bounded re-ask →
+other 4xx fail at once) → structured output, asked of the server by its JSON schema where it
+honours `response_format` (else JSON mode or the schema in the prompt: FORMATS, learnt per
+endpoint), validated by pydantic with a bounded re-ask →
 cost accounting → one call-log row per HTTP attempt (and one per cache hit), a cut or
 refused call included, with what it produced.
 """
@@ -40,6 +42,14 @@ _RETRYABLE = (openai.RateLimitError, openai.InternalServerError, openai.APITimeo
 LENGTH = "length"                    # the answer budget (max_tokens) ran out
 PROMPT_TOO_LONG = "prompt_too_long"  # refused here: the prompt and its budget exceed the window
 CONTEXT_EXCEEDED = "context_exceeded"  # refused by the server for the same reason
+# Structured output, best first: the server constrains the answer to the schema (OpenAI's
+# structured outputs; llama.cpp and vLLM by a grammar), JSON mode with the schema in the
+# prompt, the schema in the prompt alone. Each call is validated, with a bounded re-ask, in
+# every mode. An endpoint steps down when it refuses a mode with a 400 (the row says which:
+# UNSUPPORTED) or, for json_schema, answers a schema call with prose (it ignores it).
+JSON_SCHEMA, JSON_OBJECT, NO_FORMAT = "json_schema", "json_object", "none"
+FORMATS = (JSON_SCHEMA, JSON_OBJECT, NO_FORMAT)
+UNSUPPORTED = {JSON_SCHEMA: "JsonSchemaUnsupported", JSON_OBJECT: "JsonModeUnsupported"}
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
@@ -87,6 +97,40 @@ def parse_structured(text: str, schema: type[BaseModel]) -> BaseModel:
     return schema.model_validate_json(m.group(1) if m else text)
 
 
+def request_args(model: str, messages: list[dict], params: dict, schema: type[BaseModel] | None,
+                 schema_json: dict | None, fmt: str) -> dict:
+    """The request body of a call; a structured one asks for `fmt` (see FORMATS)."""
+    kwargs = {"model": model, "messages": messages, **params}
+    if schema is None:
+        return kwargs
+    if fmt == JSON_SCHEMA:  # the server holds the answer to the schema; the prompt need not show it
+        kwargs["response_format"] = {"type": JSON_SCHEMA, "json_schema": {
+            "name": schema.__name__, "schema": schema_json, "strict": False}}
+        return kwargs
+    if fmt == JSON_OBJECT:
+        kwargs["response_format"] = {"type": JSON_OBJECT}
+    shown = "Reply with one JSON object matching this JSON schema:\n" + json.dumps(schema_json)
+    if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+        # Joined to the system message: some chat templates refuse a second one.
+        kwargs["messages"] = [{**messages[0], "content": messages[0]["content"] + "\n\n" + shown}] + messages[1:]
+    else:
+        kwargs["messages"] = [{"role": "system", "content": shown}] + messages
+    return kwargs
+
+
+def rejects_format(exc: openai.BadRequestError) -> bool:
+    """A 400 about the structured-output mode asked for (OpenAI, DeepSeek, llama.cpp and vLLM
+    name `response_format`, `json_schema` or the schema itself)."""
+    text = str(exc).lower()
+    return "response_format" in text or "json_schema" in text or "json schema" in text
+
+
+def _is_prose(text: str) -> bool:
+    """Not even the start of JSON (broken or cut JSON is a model's slip, not a server's)."""
+    head = text.lstrip()[:1]
+    return bool(head) and head not in "{[`"
+
+
 def is_sampled(params: dict | None) -> bool:
     """Whether a call samples (temperature > 0): its answer is not reused from the cache."""
     return float((params or {}).get("temperature") or 0) > 0
@@ -123,8 +167,9 @@ class LLMClient:
         self.budget = budget or Budget(settings.budget_usd)
         self.batch_id = batch_id
         self._per_loop: dict[int, tuple[openai.AsyncOpenAI, asyncio.Semaphore, asyncio.Lock]] = {}
-        # What this endpoint accepts, learnt on the first call that finds out.
-        self._json_schema_ok = True
+        # What this endpoint accepts, learnt on the first call that finds out: the structured
+        # output it honours (see FORMATS) and whether it streams.
+        self._format = FORMATS[0]
         self._stream_ok = True
         self._window: ContextWindow | None = None
 
@@ -199,7 +244,8 @@ class LLMClient:
         while True:
             attempts += 1
             t0 = time.perf_counter()
-            kwargs = self._request_args(messages, schema, schema_json, params)
+            sent_format = self._format if schema is not None else NO_FORMAT
+            kwargs = request_args(self.settings.model, messages, params, schema, schema_json, sent_format)
             estimate = estimate_prompt_tokens(kwargs["messages"])
             too_long = overflow(estimate, int(kwargs.get("max_tokens") or 0), self._window)
             if too_long:
@@ -216,10 +262,10 @@ class LLMClient:
                              completion_tokens=partial.completion_tokens if partial else 0)
                 raise
             except openai.BadRequestError as exc:
-                if schema is not None and self._json_schema_ok and "response_format" in str(exc):
-                    # The endpoint has no json_schema mode: fall back to JSON mode + validation.
-                    self._json_schema_ok = False
-                    self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class="JsonSchemaUnsupported")
+                if sent_format != NO_FORMAT and rejects_format(exc):
+                    # The endpoint has no such mode: ask again with the next (see FORMATS).
+                    self._step_down(sent_format)
+                    self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=UNSUPPORTED[sent_format])
                     continue
                 if self._stream_ok and refuses_streaming(exc):
                     self._stream_ok = False
@@ -258,6 +304,10 @@ class LLMClient:
                 except (ValidationError, ValueError) as exc:
                     problem = _short_error(exc)
             cut_by_budget = reply.finish_reason == LENGTH
+            if problem and sent_format == JSON_SCHEMA and _is_prose(text):
+                # Prose under a schema: the server ignores `response_format` (a grammar or a
+                # JSON mode never starts one). From now on the schema goes in the prompt.
+                self._step_down(JSON_SCHEMA)
             self._record(**row, **usage, error_class=(LENGTH if cut_by_budget and (problem or schema is None)
                                                       else "InvalidStructuredOutput" if problem else None))
             if problem is None:
@@ -289,18 +339,11 @@ class LLMClient:
             self._stream_ok = False
             return reply_from_completion(whole.body, estimate)
 
-    def _request_args(self, messages, schema, schema_json, params) -> dict:
-        kwargs = {"model": self.settings.model, "messages": messages, **params}
-        if schema is None:
-            return kwargs
-        if self._json_schema_ok:
-            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": schema.__name__, "schema": schema_json, "strict": False}}
-        else:
-            kwargs["response_format"] = {"type": "json_object"}
-            kwargs["messages"] = [{"role": "system", "content": "Reply with one JSON object matching this JSON "
-                                   "schema:\n" + json.dumps(schema_json)}] + messages
-        return kwargs
+    def _step_down(self, failed: str) -> None:
+        """The endpoint will not do `failed`: use the next format (calls in flight that sent
+        the same one step down once, not once each)."""
+        if self._format == failed:
+            self._format = FORMATS[FORMATS.index(failed) + 1]
 
     def _backoff(self, n: int, retry_after: float | None) -> float:
         if retry_after is not None:
