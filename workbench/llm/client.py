@@ -252,8 +252,9 @@ class LLMClient:
                 self._record(**row, attempt=attempts, latency_ms=0.0, prompt_tokens=estimate,
                              error_class=PROMPT_TOO_LONG)
                 raise LLMCallError(f"{stage}/{item}: {too_long}", error_class=PROMPT_TOO_LONG, attempts=attempts)
+            streamed = self._stream_ok
             try:
-                reply = await self._send(client, kwargs, estimate)
+                reply = await self._send(client, kwargs, estimate, streamed)
             except asyncio.CancelledError as exc:
                 # Stored before the cancellation goes on: a stopped batch still shows what it spent.
                 partial = getattr(exc, "partial", None)
@@ -267,7 +268,7 @@ class LLMClient:
                     self._step_down(sent_format)
                     self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=UNSUPPORTED[sent_format])
                     continue
-                if self._stream_ok and refuses_streaming(exc):
+                if streamed and refuses_streaming(exc):  # (a call in flight may have found it out first)
                     self._stream_ok = False
                     self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class="StreamingUnsupported")
                     continue
@@ -328,8 +329,8 @@ class LLMClient:
                 {"role": "user", "content": f"That reply could not be used: {problem}. Reply again with only "
                                             f"a JSON object that matches the {schema.__name__} schema."}]
 
-    async def _send(self, client: openai.AsyncOpenAI, body: dict, estimate: int) -> Reply:
-        if not self._stream_ok:
+    async def _send(self, client: openai.AsyncOpenAI, body: dict, estimate: int, streamed: bool) -> Reply:
+        if not streamed:
             return await post_whole(client, body, estimate)
         try:
             return await post_streamed(client, body, prompt_estimate=estimate, idle_s=self.settings.idle_timeout_s,

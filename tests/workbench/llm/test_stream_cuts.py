@@ -12,7 +12,7 @@ from tests.workbench.llm.conftest import make_settings
 from workbench.llm.cache import ResponseCache
 from workbench.llm.call_log import CallLog
 from workbench.llm.client import LLMCallError, LLMClient, StructuredOutputError
-from workbench.llm.replay_server import Rule
+from workbench.llm.replay_server import ReplayServer, Rule
 
 WORDS = " ".join(f"w{i}" for i in range(40))
 MSG = [{"role": "user", "content": "Tell me a story"}]
@@ -127,6 +127,23 @@ def test_a_server_that_refuses_streaming_is_asked_again_whole(server, workspace)
     assert res.text == "ok" and res.attempts == 2
     assert [b.get("stream") for b in server.stats.bodies] == [True, None]
     assert [r[0] for r in _rows(client, workspace)] == ["StreamingUnsupported", None]
+
+
+def test_calls_in_flight_when_the_server_refuses_streaming_are_all_asked_again_whole(workspace):
+    # Three streamed requests were out before the first 400 came back: none fails for it.
+    with ReplayServer(latency_s=0.2) as srv:
+        srv.inject("stream_refused", 3)
+        client = _client(srv, workspace, concurrency=3)
+
+        async def three():
+            try:
+                return await asyncio.gather(*(client.complete(stage="s", item=str(n), messages=MSG + [
+                    {"role": "user", "content": str(n)}]) for n in range(3)))
+            finally:
+                await client.aclose()
+        assert [r.text for r in asyncio.run(three())] == ["ok"] * 3
+        assert [b.get("stream") for b in srv.stats.bodies] == [True] * 3 + [None] * 3
+    assert sorted(r[0] or "" for r in _rows(client, workspace)) == [""] * 3 + ["StreamingUnsupported"] * 3
 
 
 def test_a_whole_request_that_times_out_is_not_asked_again_from_scratch(server, workspace):
