@@ -263,10 +263,7 @@ class LLMClient:
                              completion_tokens=partial.completion_tokens if partial else 0)
                 raise
             except openai.BadRequestError as exc:
-                if sent_format != NO_FORMAT and rejects_format(exc):
-                    # The endpoint has no such mode: ask again with the next (see FORMATS).
-                    self._step_down(sent_format)
-                    self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=UNSUPPORTED[sent_format])
+                if self._refused_format(exc, sent_format, row, attempts, t0):
                     continue
                 if streamed and refuses_streaming(exc):  # (a call in flight may have found it out first)
                     self._stream_ok = False
@@ -275,6 +272,9 @@ class LLMClient:
                 self._fail(stage, item, attempts, t0, exc, template_version,
                            CONTEXT_EXCEEDED if _context_exceeded(exc) else None)
             except _RETRYABLE as exc:
+                if isinstance(exc, openai.InternalServerError) and self._refused_format(exc, sent_format, row,
+                                                                                         attempts, t0):
+                    continue  # older llama.cpp servers answer a schema they cannot convert with a 500
                 self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=type(exc).__name__)
                 transient += 1
                 if transient > self.settings.max_retries or _timed_out_on_length(exc):
@@ -339,6 +339,16 @@ class LLMClient:
         except NotStreamed as whole:  # the server ignores `stream`: ask it whole from now on
             self._stream_ok = False
             return reply_from_completion(whole.body, estimate)
+
+    def _refused_format(self, exc: openai.APIStatusError, sent_format: str, row: dict, attempts: int,
+                        t0: float) -> bool:
+        """Whether the server refused the structured-output mode asked for; if so the endpoint
+        steps down (see FORMATS) and the attempt is stored, to be asked again."""
+        if sent_format == NO_FORMAT or not rejects_format(exc):
+            return False
+        self._step_down(sent_format)
+        self._record(**row, attempt=attempts, latency_ms=_ms(t0), error_class=UNSUPPORTED[sent_format])
+        return True
 
     def _step_down(self, failed: str) -> None:
         """The endpoint will not do `failed`: use the next format (calls in flight that sent

@@ -181,3 +181,17 @@ def test_calls_in_flight_when_the_server_refuses_the_schema_all_fall_back(open_s
     formats = [_format(b) for b in srv.stats.bodies]
     assert formats.count("json_schema") == 4 and formats.count("json_object") == 4
     assert [r[2] for r in _rows(client, workspace)].count("JsonSchemaUnsupported") == 4
+
+
+def test_a_schema_the_server_cannot_turn_into_a_grammar_is_not_retried_as_a_server_fault(open_server, workspace):
+    # Older llama.cpp servers answer a schema their grammar converter refuses with a 500 naming it.
+    def llama_cpp(body):
+        if _format(body) == "json_schema":
+            raise RuntimeError("JSON schema conversion failed:\nUnrecognized schema: {}")
+        return GHENT
+    srv = open_server()
+    srv.add_rule(Rule(reply=llama_cpp))
+    client = _client(srv, workspace)
+    assert _ask(client, 1).parsed == Answer(**GHENT)
+    assert srv.stats.by_status[500] == 1 and [_format(b) for b in srv.stats.bodies] == ["json_schema", "json_object"]
+    assert [r[2] for r in _rows(client, workspace)] == ["JsonSchemaUnsupported", None]
