@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pipeline.evolve.models import (LINEAGE_MARKS, OPERATORS, NoVariant, ParentTask, VariantDraft, lineage, root_of,
                                    variant_id)
 from pipeline.graph.assemble import AssembledGraph, assemble
-from pipeline.synth.compose import (PathStep, SynthesizedTask, plan_steps, step_category, step_families,
+from pipeline.synth.compose import (PathStep, SynthesizedTask, family_category, plan_steps, step_category,
+                                    step_families,
                                     synthesize_task, task_slug)
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.limits import MAX_STEPS
@@ -171,7 +172,7 @@ class OfflineOperator:
                 force[i] = alt
                 yield Candidate(list(plan.steps), force,
                                 f"step {i + 1} served by {alt} ({REGISTRY[alt].category}) instead of "
-                                f"{recipes[i]} ({_category_of(recipes[i])})")
+                                f"{recipes[i]} ({family_category(recipes[i])})")
         g = self.graph()
         for i in reversed(range(len(plan.steps))):     # then another skill between the same two scenarios
             step = plan.steps[i]
@@ -247,8 +248,3 @@ def _other_families(step: PathStep, cat: str, recipes: list[str], i: int) -> lis
     barred = {recipes[i]} | set(recipes[i - 1:i]) | set(recipes[i + 1:i + 2]) | {r for r in rest if rest.count(r) >= 2}
     names = [n for n in fitting | {r.name for r in by_category(cat)} if n not in barred]
     return sorted(names, key=lambda n: (REGISTRY[n].universal, REGISTRY[n].category != cat, n))
-
-
-def _category_of(family: str) -> str:
-    """A step's family's category; an exercise step (no registered family) is its own kind."""
-    return REGISTRY[family].category if family in REGISTRY else family

@@ -35,6 +35,11 @@ EXERCISE_RECIPE = Recipe(EXERCISE, "skill-exercise", "Run the skill's own workfl
                          seed=None, build=None, weight=2)
 
 
+def family_category(name: str) -> str:
+    """The category of a step's family as a task's recipe list names it; an exercise step is its own kind."""
+    return REGISTRY[name].category if name in REGISTRY else EXERCISE_RECIPE.category
+
+
 @dataclass(frozen=True)
 class PathStep:
     skill_id: str
@@ -315,8 +320,9 @@ def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recip
             ctx.packages[plan.package.slug] = plan.package
             ctx.test_files.update(ref_files(plan))
             built.append((EXERCISE_RECIPE, [], frag))
+            # the skill's own script is its most distinctive tool: the step uses it ("tool" level)
             ctx.fidelity.append(rubric_fidelity(k, step.skill_id, step.skill_name, EXERCISE, frag.solve,
-                                                step.parts, [], [], step.description))
+                                                step.parts, [plan.script], [], step.description))
             used.append(EXERCISE)
             continue
         tiers = tiers_of[k - 1]

@@ -294,7 +294,7 @@ class StepFidelity:
     def as_dict(self) -> dict:
         return {"step": self.step, "skill_id": self.skill_id, "skill_name": self.skill_name, "recipe": self.recipe,
                 "tools_used": list(self.tools_used), "kinds_used": list(self.kinds_used), "fidelity": self.fidelity,
-                "score": self.score, "evidence": dict(self.evidence) or None, **({"gap": self.gap} if self.gap else {})}
+                "score": self.score, "evidence": dict(self.evidence) or None, "gap": self.gap or None}
 
 
 def rubric_fidelity(step: int, skill_id: str, skill_name: str, recipe: str, solve: str, parts: SkillParts,

@@ -26,6 +26,9 @@ CLASSES = (
     ("output differs per run", r"differs on every run"),
     ("documented call takes no input file", r"reads no input file"),
     ("placeholder a task cannot fill", r"placeholder|names no file|folder or an unnamed"),
+    ("a folder or path of the author's machine", r"folder or a path on the author's machine"),
+    ("a file type no sample can stand for", r"a file of a type a task cannot make"),
+    ("works on machine state (repository, services)", r"on the machine's own state"),
     ("no sample input in the package", r"has no \.\w+ file to build"),
     ("documented call is --help or multi-line", r"--help|several lines|does not run the script"),
 )

@@ -21,13 +21,14 @@ _PLACEHOLDER = re.compile(r"^<[^<>]+>$|^\{[^{}]*\|[^{}]*\}$|^\.\.\.$|^[A-Z][A-Z0
 _PATHLIKE = re.compile(r"^(?:/?[\w.<>{}-]+/)*<?[\w.{}-]+>?$")
 # A value with these is a template (`<user>`, `{a|b}`, `C:\\Users\\…`) or cannot be said in a sentence.
 _ODD = re.compile(r"[<>{}|\\`\n]|\.\.\.|\"\"\"")
+_OTHER_FILE = re.compile(r"^[\w.-]+\.[A-Za-z][A-Za-z0-9]{0,5}$")   # `prod.db`, `model.gguf`: a file, not a value
 _HELP = frozenset({"-h", "--help", "help"})
 _INTERPRETERS = frozenset({"python", "python3", "bash", "sh", "uv", "env"})
 
 
 @dataclass(frozen=True)
 class Slot:
-    kind: str        # literal | input | output | stdin
+    kind: str        # literal | input | output (a file argument) | stdout (a `>` redirect) | stdin
     text: str        # the literal as written, or the documented file name (placeholders unwrapped)
 
     @property
@@ -42,6 +43,11 @@ class Invocation:
     doc_line: str                # the SKILL.md line, verbatim
     slots: tuple[Slot, ...]      # the arguments after the script, in order
     prints: bool                 # the result is what the script prints (no output file argument)
+
+    @property
+    def stdout_name(self) -> str:
+        """The file name SKILL.md redirects the printed result to ('' when it does not)."""
+        return next((s.text for s in self.slots if s.kind == "stdout"), "")
 
     @property
     def inputs(self) -> list[Slot]:
@@ -120,10 +126,9 @@ def _slots(script: str, line: str, words: list[str]) -> Invocation:
         if is_redirect(w):
             target = words[i + 1] if i + 1 < len(words) else ""
             if names_file(w) and w.lstrip("0123456789").startswith(">") and not w.startswith("2"):
-                if not _file_like(target) and not target:
-                    raise NotFillable(f"redirect {w} names no file")
-                slots.append(Slot("output", _file_like(target) or target))
-                prints = False
+                if not _file_like(target):
+                    raise NotFillable(f"redirect {w} {target} names no file of a known type")
+                slots.append(Slot("stdout", _file_like(target)))
             elif w.startswith("<") and names_file(w):
                 f = _file_like(target)
                 if not f:
@@ -143,6 +148,10 @@ def _slots(script: str, line: str, words: list[str]) -> Invocation:
         f = _file_like(w)
         if f:
             slots.append(Slot("input", f))
+        elif _OTHER_FILE.match(w):
+            raise NotFillable(f"the argument {w} is a file of a type a task cannot make from a sample")
+        elif w.startswith(("~", "/", "./", "../")) or "/" in w.strip("/"):
+            raise NotFillable(f"the argument {w} is a folder or a path on the author's machine")
         elif _PLACEHOLDER.match(w) or "path/to" in w or w.endswith("/") or _ODD.search(w):
             raise NotFillable(f"the argument {w} is a placeholder for something a task cannot make "
                               "(not a file of a known type)")

@@ -25,6 +25,10 @@ _SHELL_BUILTINS = frozenset("""
 IMAGE_BINARIES = frozenset(b for b, pkg in DEBIAN_PROVIDES.items() if pkg in PACKAGES) | \
     frozenset({"python3", "python", "bash", "sh", "pytest"})
 _NETWORK_TOOLS = frozenset({"curl", "wget", "ssh", "scp", "nc", "ncat", "rsync", "ftp", "telnet"})
+# Programs whose result depends on state a sample file cannot stand for.
+_STATE_TOOLS = {"git": "a repository", "systemctl": "services", "crontab": "a crontab", "ps": "processes",
+                "ss": "sockets", "ip": "interfaces", "useradd": "accounts", "getent": "accounts", "df": "disks",
+                "du": "a file tree", "find": "a file tree", "journalctl": "a journal", "docker": "containers"}
 LANGUAGES = {".py": "python", ".sh": "shell", ".bash": "shell"}
 
 
@@ -82,6 +86,10 @@ def _python_facts(source: str, package_modules: frozenset[str]) -> ScriptFacts:
         return ScriptFacts("python", "draws secrets: its output differs on every run")
     if calls & {"Popen", "run", "call", "check_output", "check_call", "system"} and "subprocess" in mods | {"os"}:
         progs = _subprocess_programs(tree)
+        state = sorted(p for p in progs if p in _STATE_TOOLS)
+        if state:
+            return ScriptFacts("python", f"runs {state[0]} on the machine's own state ({_STATE_TOOLS[state[0]]}), "
+                                         "which the task would have to build")
         missing = sorted(p for p in progs if p not in IMAGE_BINARIES)
         if missing:
             return ScriptFacts("python", f"runs {', '.join(missing[:3])}: not in the base image")
@@ -119,6 +127,10 @@ def _shell_facts(source: str) -> ScriptFacts:
     net = sorted(progs & _NETWORK_TOOLS)
     if net:
         return ScriptFacts("shell", f"talks to the network ({', '.join(net)})")
+    state = sorted(progs & set(_STATE_TOOLS))
+    if state:
+        return ScriptFacts("shell", f"runs {state[0]} on the machine's own state ({_STATE_TOOLS[state[0]]}), "
+                                    "which the task would have to build")
     # Only known programs count: other words are the script's functions, case labels or arithmetic
     # (`deployment)`, `((n++))`), which a static read cannot tell from a missing program.
     missing = sorted(p for p in progs if p in KNOWN_BINS and p not in IMAGE_BINARIES)

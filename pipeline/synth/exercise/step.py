@@ -61,12 +61,13 @@ def build_exercise(ctx: StepContext, plan: ExercisePlan) -> Fragment:
             ctx.add_input(path, data)
             inputs.append((path, hashlib.sha256(data).hexdigest()))
             paths[i] = path
-    if inv.prints:
-        ext = "json" if any("json" in s.lower() for s in inv.settings) else "txt"
-        out = f"{out_dir}/{stem}.{ext}"
-    else:
+    if not inv.prints:      # the script writes its own file: named as SKILL.md names it
         name = next(s for s in inv.slots if s.kind == "output").text.rsplit("/", 1)[-1]
-        out = f"{out_dir}/{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}"
+    elif inv.stdout_name:   # what it prints, kept where SKILL.md redirects it
+        name = inv.stdout_name.rsplit("/", 1)[-1]
+    else:
+        name = f"{stem}.{'json' if any('json' in s.lower() for s in inv.settings) else 'txt'}"
+    out = f"{out_dir}/{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}"
     args: list[str] = []
     settings: list[str] = []
     stdin = ""
@@ -77,6 +78,8 @@ def build_exercise(ctx: StepContext, plan: ExercisePlan) -> Fragment:
             args.append(paths[i])
         elif slot.kind == "output":
             args.append(out)
+        elif slot.kind == "stdout":
+            continue
         else:
             after_flag = i > 0 and inv.slots[i - 1].kind == "literal" and inv.slots[i - 1].text.startswith("-")
             value = _varied_value(ctx, slot.text) if after_flag else slot.text

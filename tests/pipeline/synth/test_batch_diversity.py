@@ -11,11 +11,10 @@ from analysis.task_diversity import batch_diversity
 from pipeline.graph.sample_run import sample
 from pipeline.graph.build import BuildOptions, build_graph
 from pipeline.scenarios.run import infer_offline
-from pipeline.synth.compose import synthesize_task
+from pipeline.synth.compose import family_category, synthesize_task
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.recipes.base import SynthesisError
 from pipeline.synth.skill_fit import NoRecipeError
-from pipeline.synth.recipes import REGISTRY
 from pipeline.taxonomy import CATEGORIES
 from workbench.store import graph as graph_store
 from workbench.store import tasks as store
@@ -58,7 +57,7 @@ def test_a_40_path_demo_batch_is_diverse_and_covers_the_categories(graph_workspa
     assert d.mean_jaccard <= 0.10, d
     assert d.identical_solve_share == 0.0, d
     assert d.top_family_share <= 1 / 3, d.family_counts
-    cov = category_coverage([[REGISTRY[r].category for r in t.recipes] for t in tasks], list(CATEGORIES))
+    cov = category_coverage([[family_category(r) for r in t.recipes] for t in tasks], list(CATEGORIES))
     assert len(cov.covered) >= 12, f"covered {cov.covered}, missing {cov.missing}"
 
 

@@ -8,11 +8,10 @@ from analysis.synth_fidelity import category_coverage, fidelity_figures
 from pipeline.graph.sample_run import sample
 from pipeline.synth.batch import SynthBatch
 from pipeline.synth.run_record import NO_RECIPE
-from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.compose import PathStep, family_category, synthesize_task
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.offline import OfflineSynthesizer
 from pipeline.synth.protocol import PathContext, StepContext
-from pipeline.synth.recipes import REGISTRY
 from pipeline.synth.recipes.base import SynthesisError
 from pipeline.synth.skill_fit import NoRecipeError, SkillParts
 from pipeline.taxonomy import CATEGORIES
@@ -38,7 +37,7 @@ def test_a_demo_batch_honours_its_skills_and_covers_the_categories(graph_workspa
             failed.append(str(exc))
             continue
         fids.append([f.as_dict() for f in task.fidelity])
-        cats.append([REGISTRY[r].category for r in task.recipes])
+        cats.append([family_category(r) for r in task.recipes])
     figures = fidelity_figures(fids)
     assert len(fids) >= 0.85 * len(work), failed
     assert figures.honoured_share >= 0.8, figures
@@ -90,7 +89,7 @@ def test_a_dev_corpus_batch_honours_its_skills(dev_graph_template, tmp_path):
             dead_ends += 1
             continue
         fids.append([f.as_dict() for f in task.fidelity])
-        cats.append([REGISTRY[r].category for r in task.recipes])
+        cats.append([family_category(r) for r in task.recipes])
     figures = fidelity_figures(fids)
     accepted = Counter(s.category for s in skill_rows(ws.db, ["accepted"]))
     due = [c for c in categories_due(accepted) if c in CATEGORIES]
