@@ -21,7 +21,7 @@ SKILLS_ROOT = "/skills"                      # where packages sit in a task's en
 # Under tests/: the pristine code of shipped packages that the tests run. Public by definition (the same
 # files ship in environment/skills/), so the rubric's "no test file in the environment" rule skips it.
 SKILL_REF_DIR = "tests/skill_ref/"
-_SAFE_PART = re.compile(r"^[A-Za-z0-9._+-][A-Za-z0-9._+ -]{0,80}$")
+_SAFE_PART = re.compile(r"^[A-Za-z0-9_+-][A-Za-z0-9._+-]{0,80}$")   # no dot files, no spaces
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def _positional_names(source: str) -> list[str]:
     """argparse positionals in order: `add_argument("input")`, `add_argument("output_file")`."""
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return []
     out = []
     for node in ast.walk(tree):
@@ -91,7 +91,7 @@ def _purpose(source: str, language: str) -> str:
                         for kw in node.keywords:
                             if kw.arg == "description" and isinstance(kw.value, ast.Constant):
                                 text = str(kw.value.value)
-        except (SyntaxError, ValueError):
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             text = ""
     else:
         m = re.search(r"^#\s*(?!!)(.{12,})$", source, re.M)

@@ -58,7 +58,7 @@ def script_facts(rel: str, source: str, package_modules: frozenset[str] = frozen
 def _python_facts(source: str, package_modules: frozenset[str]) -> ScriptFacts:
     try:
         tree = ast.parse(source)
-    except (SyntaxError, ValueError) as exc:
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         return ScriptFacts("python", f"does not parse as Python 3 ({exc.__class__.__name__})")
     mods: set[str] = set()
     calls: set[str] = set()

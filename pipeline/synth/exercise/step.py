@@ -19,7 +19,6 @@ from .plan import ExercisePlan
 
 RECIPE_NAME = "skill-exercise"
 REF_DIR = SKILL_REF_DIR.removeprefix("tests/").strip("/")   # the pristine code the tests run
-_CODE_SUFFIXES = (".py", ".sh", ".bash")
 _TIME = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?"
 
 
@@ -30,11 +29,12 @@ def _words(text: str) -> str:
 
 
 def ref_files(plan: ExercisePlan) -> dict[str, bytes]:
-    """tests/ files: the package's code (the script and the modules it may import), pristine; the
-    package's own test files stay out (they are no tests of this task)."""
+    """tests/ files: the package as shipped (the script, the modules it imports and the data it reads
+    beside itself: registries, templates), pristine; its SKILL.md and its own test files stay out
+    (they are no tests of this task)."""
     slug = plan.package.slug
     return {f"tests/{REF_DIR}/{slug}/{rel}": data for rel, data in plan.package.files
-            if rel == plan.script or (rel.endswith(_CODE_SUFFIXES) and not _is_test_file(rel))}
+            if rel == plan.script or (rel != "SKILL.md" and not _is_test_file(rel))}
 
 
 def _is_test_file(rel: str) -> bool:
