@@ -207,7 +207,9 @@ def test_a_scripted_llm_batch_on_real_paths_accepts_what_offline_accepts_without
             for run_id, provider in (("dev-llm", "llm"), ("dev-offline", "offline")):
                 store.create_run(ws.db, run_id, "inverse-frequency", N_BATCH, 0, provider, 3, os.getpid())
                 store.attach_paths(ws.db, run_id, batch_id, chosen)
-                report = run_synth(ws, run_id=run_id, provider=provider, concurrency=3)
+                # the recipes the replies are made of: the LLM synthesizer ships no skill package, so the
+                # offline arm runs without them too (no skill-exercise step on either side)
+                report = run_synth(ws, run_id=run_id, provider=provider, concurrency=3, ship_skills=False)
                 assert report.status == "finished", report.as_dict()
                 outcomes[provider], levels[provider] = _outcome(ws, run_id, len(chosen))
     finally:
