@@ -152,7 +152,7 @@ def exercise_plans(planned: list[tuple[PathStep, str]], force: list[str | None] 
             raise SynthesisError(f"step {k + 1} is pinned to an exercise of {s.skill_name}, which has none: {found}")
         use = isinstance(found, ExercisePlan) and pinned in (None, EXERCISE) and s.package is not None
         plans.append(found if use else None)
-        if not use and s.package is not None:
+        if not use:
             gaps.setdefault(s.skill_id, f"{s.skill_name.strip() or s.skill_id}: "
                             + (found if isinstance(found, str) else "a recipe family was pinned"))
     exercised = {p.skill_id for p in plans if p is not None}

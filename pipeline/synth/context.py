@@ -7,6 +7,7 @@ import pandas as pd
 
 from pipeline.synth.compose import PathStep
 from pipeline.synth.exercise.package import SkillPackage, read_package
+from pipeline.synth.fidelity_rubric import teaching
 from pipeline.synth.limits import MAX_STEPS
 from pipeline.synth.protocol import BridgeView, PathContext, ScenarioView, StepContext
 from pipeline.synth.skill_fit import SkillParts, parts_from_skill
@@ -49,9 +50,15 @@ def steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
             parts[row.skill_id] = parts_from_skill(row.raw_text, bins=_listed(row.bins), tools=_listed(row.tools),
                                                    inputs=_listed(row.inputs), outputs=_listed(row.outputs),
                                                    steps=_listed(row.steps))
-            source = getattr(row, "source_path", "")   # read here, in the driver: workers need no shared disk
+            # Read here, in the driver (workers need no shared disk), and only for a skill whose SKILL.md runs
+            # a bundled script (what an exercise step needs): a batch of thousands of skills holds no
+            # thousands of packages; another claimed skill ships its SKILL.md.
+            source = getattr(row, "source_path", "")
+            runs_scripts = bool(teaching(row.raw_text or "", row.name, row.description,
+                                         tuple(parts[row.skill_id].tools)).scripts)
             packages[row.skill_id] = read_package(source, _listed(getattr(row, "package_files", None)), row.raw_text,
-                                                  name=row.name, skill_id=row.skill_id) if source else None
+                                                  name=row.name, skill_id=row.skill_id) \
+                if source and runs_scripts else None
         out.setdefault(row.path_id, []).append(PathStep(
             skill_id=row.skill_id, skill_name=row.name, category=row.category, description=row.description,
             src_anchor=row.src_anchor, dst_anchor=row.dst_anchor, parts=parts[row.skill_id],

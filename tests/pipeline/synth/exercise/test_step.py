@@ -66,7 +66,8 @@ def test_packages_off_means_no_package_and_no_exercise_with_the_reason():
     assert not any(p.startswith("environment/skills/") for p in task.bundle.files)
     meta = tomllib.loads(task.bundle.text("task.toml"))["metadata"]
     assert meta["skill_packages"] == []
-    assert meta["exercise_gaps"] == ["funnel-report: skill packages are not shipped with this batch's tasks"]
+    assert meta["exercise_gaps"][0] == "funnel-report: skill packages are not shipped with this batch's tasks"
+    assert task.fidelity[0].gap == "skill packages are not shipped with this batch's tasks"
 
 
 def test_a_one_skill_path_is_one_exercise_and_a_recipe_step_never_the_same_exercise_twice():
@@ -76,3 +77,10 @@ def test_a_one_skill_path_is_one_exercise_and_a_recipe_step_never_the_same_exerc
 
 def test_same_path_and_seed_give_the_same_bytes():
     assert _task().bundle.files == _task().bundle.files
+
+
+def test_every_connective_step_says_why_its_skill_is_not_exercised():
+    task = _task()
+    assert task.fidelity[0].gap == ""           # exercised
+    assert task.fidelity[1].gap.startswith("its SKILL.md runs no bundled script")
+    assert task.exercise_gaps == [f"tabulate-csv: {task.fidelity[1].gap}"]
