@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pipeline.evolve.models import (LINEAGE_MARKS, OPERATORS, NoVariant, ParentTask, VariantDraft, lineage, root_of,
                                    variant_id)
 from pipeline.graph.assemble import AssembledGraph, assemble
-from pipeline.synth.compose import (PathStep, SynthesizedTask, family_category, plan_steps, step_category,
-                                    step_families,
+from pipeline.synth.compose import (PathStep, SynthesizedTask, plan_steps, step_category, step_families,
                                     synthesize_task, task_slug)
+from pipeline.synth.exercise.path_steps import family_category
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.limits import MAX_STEPS
 from pipeline.synth.recipes import REGISTRY, by_category

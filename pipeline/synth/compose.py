@@ -21,23 +21,16 @@ from . import layout
 from .limits import MAX_STEPS
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
-from .exercise.package import SkillPackage, package_slug
-from .exercise.plan import ExercisePlan, exercise_plan
-from .exercise.step import RECIPE_NAME as EXERCISE, build_exercise, ref_files
+from .exercise.package import SkillPackage
+from .exercise.path_steps import EXERCISE, EXERCISE_RECIPE, exercise_plans, shipped_packages
+from .exercise.plan import ExercisePlan
+from .exercise.step import build_exercise, ref_files
 from .skill_fit import (NoRecipeError, RepeatedFamilyError, SkillParts, StepFidelity, fitting_tiers,
                         rubric_fidelity, step_fidelity)
 
 SYNTH_VERSION = "4"   # 4: skill-exercise steps and shipped skill packages (v3 tasks are not reused)
 MAX_ADAPTERS = 3
 MAX_FAMILY_USES = 2   # steps of one task that may use one family (never two in a row either)
-# Stands in the task's recipe list for an exercise step (never chosen as a family: not registered).
-EXERCISE_RECIPE = Recipe(EXERCISE, "skill-exercise", "Run the skill's own workflow", accepts=lambda a: False,
-                         seed=None, build=None, weight=2)
-
-
-def family_category(name: str) -> str:
-    """The category of a step's family as a task's recipe list names it; an exercise step is its own kind."""
-    return REGISTRY[name].category if name in REGISTRY else EXERCISE_RECIPE.category
 
 
 @dataclass(frozen=True)
@@ -135,28 +128,6 @@ def plan_steps(steps: list[PathStep], exact: bool = False) -> list[tuple[PathSte
         # a second step of the same category family (a recipe: the same exercise twice says nothing new)
         chosen.append((replace(chosen[0][0], package=None), chosen[0][1]))
     return chosen
-
-
-def exercise_plans(planned: list[tuple[PathStep, str]], force: list[str | None] | None = None, enabled: bool = True
-                   ) -> tuple[list[ExercisePlan | None], dict[str, str]]:
-    """Per planned step, the plan of a step that runs the skill's own workflow (None: a recipe step,
-    connective, claiming nothing), and for each skill no step exercises, why (skill id -> "<skill>: <reason>").
-    `force` pins a step to an exercise (EXERCISE) or to a recipe family (any other name)."""
-    plans: list[ExercisePlan | None] = []
-    gaps: dict[str, str] = {}
-    for k, (s, _) in enumerate(planned):
-        pinned = force[k] if force and k < len(force) else None
-        found = exercise_plan(s.skill_id, s.skill_name, s.description, s.parts.body, tuple(s.parts.tools),
-                              s.package) if enabled else "skill packages are not shipped with this batch's tasks"
-        if pinned == EXERCISE and not isinstance(found, ExercisePlan):
-            raise SynthesisError(f"step {k + 1} is pinned to an exercise of {s.skill_name}, which has none: {found}")
-        use = isinstance(found, ExercisePlan) and pinned in (None, EXERCISE) and s.package is not None
-        plans.append(found if use else None)
-        if not use:
-            gaps.setdefault(s.skill_id, f"{s.skill_name.strip() or s.skill_id}: "
-                            + (found if isinstance(found, str) else "a recipe family was pinned"))
-    exercised = {p.skill_id for p in plans if p is not None}
-    return plans, {sid: g for sid, g in gaps.items() if sid not in exercised}
 
 
 def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None = None, exact: bool = False,
@@ -469,14 +440,3 @@ def synthesize_task(steps: list[PathStep], seed: int, base_image: str, path_id: 
     return SynthesizedTask(bundle=bundle, name=name, category=category, difficulty=difficulty, recipes=recipes,
                            task_id=task_id, near_dup_key=near_duplicate_key(built), fidelity=list(ctx.fidelity),
                            exercise_gaps=list(ctx.exercise_gaps))
-
-
-def shipped_packages(steps: list[PathStep], ctx: StepContext) -> list[SkillPackage]:
-    """The packages a task ships: every skill a step exercises (its script runs from there) and every
-    other skill a step claims (rubric 2); a claimed skill whose files are not at hand ships its SKILL.md."""
-    out = dict(ctx.packages)
-    for s, fid in zip(steps, ctx.fidelity):
-        if fid.claims:
-            pkg = s.package or SkillPackage(package_slug(s.skill_name, s.skill_id), (("SKILL.md", s.parts.body.encode()),))
-            out.setdefault(pkg.slug, pkg)
-    return [out[k] for k in sorted(out)]

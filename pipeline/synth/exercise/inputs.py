@@ -51,7 +51,7 @@ def find_sample(pkg: SkillPackage, wanted: str, ext: str, skip: set[str] = froze
     raise NoSample(f"the package has no .{ext} file to build the input {wanted} from")
 
 
-def _vary_number(rng: random.Random, v: int | float) -> int | float:
+def vary_number(rng: random.Random, v: int | float) -> int | float:
     if isinstance(v, bool) or v == 0:
         return v
     factor = rng.uniform(0.55, 1.6)
@@ -71,7 +71,7 @@ def _vary_json(rng: random.Random, node, key: str = ""):
     if isinstance(node, list):
         return [_vary_json(rng, v, key) for v in node]
     if isinstance(node, (int, float)) and not isinstance(node, bool) and not _KEEP_KEYS.search(key):
-        return _vary_number(rng, node)
+        return vary_number(rng, node)
     return node
 
 
@@ -85,9 +85,9 @@ def _vary_csv(rng: random.Random, text: str, delimiter: str) -> str:
         for i, cell in enumerate(row):
             col = head[i] if i < len(head) else ""
             if re.fullmatch(r"-?\d+", cell) and not _KEEP_KEYS.search(col):
-                new.append(str(_vary_number(rng, int(cell))))
+                new.append(str(vary_number(rng, int(cell))))
             elif re.fullmatch(r"-?\d+\.\d+", cell) and not _KEEP_KEYS.search(col):
-                new.append(f"{_vary_number(rng, float(cell))}")
+                new.append(f"{vary_number(rng, float(cell))}")
             else:
                 new.append(cell)
         out.append(new)
@@ -108,8 +108,8 @@ def _vary_lines(rng: random.Random, text: str) -> str:
     return "\n".join(x for i, x in enumerate(lines) if i not in drop) + ("\n" if text.endswith("\n") else "")
 
 
-def varied_input(rng: random.Random, data: bytes, ext: str) -> tuple[bytes, bool]:
-    """The sample with its numbers drawn anew; (bytes, whether anything changed)."""
+def varied_input(rng: random.Random, data: bytes, ext: str) -> bytes:
+    """The sample with its numbers (or a log's lines) drawn anew; other types as they are."""
     text = data.decode("utf-8", "replace")
     try:
         if ext == "json":
@@ -122,7 +122,7 @@ def varied_input(rng: random.Random, data: bytes, ext: str) -> tuple[bytes, bool
         elif ext in _LINE_TYPES and len(text.splitlines()) >= 10:
             new = _vary_lines(rng, text)
         else:
-            return data, False
-    except (ValueError, csv.Error, RecursionError):
-        return data, False
-    return new.encode(), new != text
+            return data
+    except (ValueError, csv.Error, RecursionError):   # not what its name says: used as it is
+        return data
+    return new.encode()

@@ -13,7 +13,7 @@ import re
 import shlex
 
 from ..recipes.base import Artifact, Check, Fragment, StepContext
-from .inputs import _vary_number, varied_input
+from .inputs import varied_input, vary_number
 from .package import SKILL_REF_DIR, SKILLS_ROOT
 from .plan import ExercisePlan
 
@@ -55,7 +55,7 @@ def build_exercise(ctx: StepContext, plan: ExercisePlan) -> Fragment:
     for i, slot in enumerate(inv.slots):
         if slot.kind in ("input", "stdin"):
             sample = next(sample_of)
-            data, _ = varied_input(ctx.rng, files[sample], slot.ext)
+            data = varied_input(ctx.rng, files[sample], slot.ext)
             base = re.sub(r"[^A-Za-z0-9._-]+", "_", slot.text.rsplit("/", 1)[-1]) or f"input.{slot.ext}"
             path = ctx.claim(f"/app/input/{slug}/{base}")
             ctx.add_input(path, data)
@@ -139,7 +139,7 @@ def _settings_prose(settings: list[str]) -> str:
 def _varied_value(ctx: StepContext, text: str) -> str:
     """A documented number (`--cvr 0.05`, `--top 10`) drawn anew per task, in the same form; else as written."""
     if re.fullmatch(r"[1-9]\d{0,5}", text):
-        return str(_vary_number(ctx.rng, int(text)))
+        return str(vary_number(ctx.rng, int(text)))
     if re.fullmatch(r"\d+\.\d+", text):
         decimals = len(text.split(".")[1])
         return f"{min(float(text) * ctx.rng.uniform(0.6, 1.5), 0.99 if float(text) < 1 else 1e9):.{decimals}f}"

@@ -11,7 +11,8 @@ from analysis.task_diversity import batch_diversity
 from pipeline.graph.sample_run import sample
 from pipeline.graph.build import BuildOptions, build_graph
 from pipeline.scenarios.run import infer_offline
-from pipeline.synth.compose import family_category, synthesize_task
+from pipeline.synth.compose import synthesize_task
+from pipeline.synth.exercise.path_steps import family_category
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.recipes.base import SynthesisError
 from pipeline.synth.skill_fit import NoRecipeError

@@ -8,7 +8,8 @@ from analysis.synth_fidelity import category_coverage, fidelity_figures
 from pipeline.graph.sample_run import sample
 from pipeline.synth.batch import SynthBatch
 from pipeline.synth.run_record import NO_RECIPE
-from pipeline.synth.compose import PathStep, family_category, synthesize_task
+from pipeline.synth.compose import PathStep, synthesize_task
+from pipeline.synth.exercise.path_steps import family_category
 from pipeline.synth.context import steps_by_path
 from pipeline.synth.offline import OfflineSynthesizer
 from pipeline.synth.protocol import PathContext, StepContext
