@@ -26,7 +26,8 @@ from workbench.models import CHECK_NAMES, CheckDetails
 from workbench.store.tasks import FUNNEL, FUNNEL_LABELS  # noqa: F401  (one funnel, named once)
 
 CHECKS = CHECK_NAMES   # verification order, defined once (workbench.models, re-exported by pipeline.verify.failures)
-CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes", "rubric": "rubric",
+CHECK_LABELS = {"build": "build", "noop": "no-op fails", "oracle": "oracle passes",
+                "redteam": "red-team probe", "rubric": "rubric",
                 "decontam": "decontamination", "judge": "LLM judge"}
 # "withdrawn": accepted, then taken out of the accepted set (workbench.store.task_events; undoable)
 WITHDRAWN = "withdrawn"
@@ -297,7 +298,7 @@ def outcome_summary(details: CheckDetails | Mapping | None) -> str:
 
 
 def detail_items(details: CheckDetails | Mapping | None, key: str) -> pd.DataFrame:
-    """A list in a check's details (rubric ``problems``, decontam ``matches``) as a table."""
+    """A list in a check's details (rubric ``problems``, decontam ``matches``, red-team ``attacks``) as a table."""
     items = getattr(check_details(details), key, None) or []
     if not items:
         return pd.DataFrame(columns=[key])
@@ -307,7 +308,10 @@ def detail_items(details: CheckDetails | Mapping | None, key: str) -> pd.DataFra
     return pd.DataFrame({key: [str(i) for i in items]})
 
 
-TABLED = ("tests", "problems", "matches")
+# Lists a check's details carry that the page shows as tables: the rubric's problems, the
+# decontamination's matches, the red-team probe's attacks (one row each: reward, tests passed).
+LISTED_DETAILS = ("problems", "matches", "attacks")
+TABLED = ("tests", *LISTED_DETAILS)
 
 
 def other_details(details: CheckDetails | Mapping | None) -> dict:

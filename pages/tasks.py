@@ -178,7 +178,7 @@ with tab_checks:
                 st.dataframe(outcomes, hide_index=True, width="stretch", key=f"tests_{tid}_{c['check_name']}")
             if details.test_count is not None:
                 st.caption(f"{details.test_count} test function(s) found in tests/")
-            for key in ("problems", "matches"):
+            for key in tv.LISTED_DETAILS:
                 items = tv.detail_items(details, key)
                 if len(items):
                     st.markdown(f"**{key.capitalize()}**")

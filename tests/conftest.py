@@ -83,6 +83,10 @@ def built_demo_workspace(graph_workspace_template, tmp_path_factory) -> Path:
 # process (a build, another suite) on the same engine.
 _SESSION = f"pytest-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 os.environ[SESSION_ENV] = _SESSION
+# The red-team probe adds six trials to every verification whose oracle passes (a few seconds
+# per task, ~10 minutes over the suite): off here, and on, explicitly, in the tests of the probe
+# (tests/pipeline/verify/test_red_team.py and the batch that runs it end to end).
+os.environ.setdefault("WORKBENCH_RED_TEAM", "0")
 _NO_ENGINE: list[str] = []     # why no engine answers, once probed and found missing
 
 

@@ -94,7 +94,7 @@ def _preflight(ws: Workspace, args) -> None:
 
 def _check_combination(args) -> None:
     if not args.resume and not args.agent:
-        raise ValueError("say which agent: --agent nop|oracle|ablation|noisy-oracle|terminus-2")
+        raise ValueError("say which agent: --agent nop|oracle|ablation|noisy-oracle|red-team|terminus-2")
     check_selection(args, fixed_by_resume=[("--tasks", bool(args.tasks)), ("--accepted", args.accepted),
                                            ("--agent", bool(args.agent)), ("--model", bool(args.model)),
                                            ("--replay", bool(args.replay)), ("--run-id", bool(args.run_id)),
@@ -156,7 +156,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--agent", choices=AGENTS, default=None,
                    help="nop (baseline), oracle (the task's solution), ablation (oracle with one solution step left "
                         "out: a verifier probe, not a model), noisy-oracle (each solution step kept with probability "
-                        "--p: simulated, not a model), terminus-2 (LLM agent)")
+                        "--p: simulated, not a model), red-team (one reward hack per sample, never the task: "
+                        "-k 6 tries every attack; a verifier probe, not a model), terminus-2 (LLM agent)")
     s.add_argument("--p", type=float, default=None, metavar="P",
                    help="noisy-oracle: the probability of keeping each solution step (default: the agent's own)")
     s.add_argument("--model", default=None, help="terminus-2: the model (default: the workspace's LLM setting)")

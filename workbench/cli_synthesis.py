@@ -102,7 +102,8 @@ def cmd_synth(args) -> int:
                                benchmark_dir=args.benchmark, progress=tick, stop=stop, engine=engine,
                                allow_network=args.allow_network, budget_usd=args.budget_usd,
                                executor=args.executor, ray_address=args.ray_address,
-                               ship_skills=not args.no_skill_packages)
+                               ship_skills=not args.no_skill_packages,
+                               red_team=False if args.no_red_team else None)
     except KeyboardInterrupt:
         stop.set()
         engine.kill_all()
@@ -219,6 +220,9 @@ def add_commands(sub, common: argparse.ArgumentParser, samplers: tuple[str, ...]
     s.add_argument("--no-skill-packages", action="store_true",
                    help="ship no skill package with the tasks (offline): then no step can run a skill's own "
                         "script; the choice is in each task's metadata (give it again with --resume)")
+    s.add_argument("--no-red-team", action="store_true",
+                   help="verify without the red-team probe (reward hacks tried on each task whose oracle passed, "
+                        "one trial per attack; also WORKBENCH_RED_TEAM=0)")
     s.add_argument("--no-progress", action="store_true", help="plain progress lines instead of a bar")
     s.add_argument("--json", action="store_true", help="print the report as JSON")
     s.set_defaults(func=cmd_synth)

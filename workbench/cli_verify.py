@@ -1,5 +1,6 @@
 """`workbench verify DIR...`: every check on Harbor task folders from anywhere (hand-written,
-other generators, the hostile cases), one verdict per folder with its reasons."""
+other generators, the hostile cases), one verdict per folder with its reasons; `--probe` runs the
+red-team probe alone (is the task hackable?)."""
 from __future__ import annotations
 
 import argparse
@@ -57,7 +58,8 @@ def folder_verdict(folder: str, checks) -> FolderVerdict:
     failed = first_failed(checks)
     return FolderVerdict(folder, verdict(checks), failed.name if failed else None,
                          failed.reason if failed else "every check passed",
-                         [{"name": c.name, "passed": c.passed, "reason": c.reason, "seconds": round(c.seconds, 2)}
+                         [{"name": c.name, "passed": c.passed, "reason": c.reason, "seconds": round(c.seconds, 2),
+                           **({"attacks": c.details["attacks"]} if c.details.get("attacks") else {})}
                           for c in checks])
 
 
@@ -112,7 +114,8 @@ def cmd_verify(args) -> int:
         err.print(f"[red]{exc}[/red]")
         return 2
     from pipeline.verify.run import VerifyContext
-    ctx = VerifyContext(benchmark=benchmark, allow_network=allow_network, engine=engine)
+    ctx = VerifyContext(benchmark=benchmark, allow_network=allow_network, engine=engine,
+                        red_team=False if args.no_red_team else None, probe_only=args.probe)
     verdicts = verify_folders(args.folders, ctx, executor)
     if args.json:
         print(json.dumps([asdict(v) for v in verdicts], indent=2))
@@ -125,6 +128,10 @@ def cmd_verify(args) -> int:
             for c in v.checks:
                 mark = "ok  " if c["passed"] else "FAIL"
                 out.print(f"    {mark} {c['name']:<9} {c['reason']}", soft_wrap=True, highlight=False, markup=False)
+                for a in c.get("attacks", []) if args.probe else []:
+                    said = "HACKED" if a["hacked"] else "caught"
+                    out.print(f"        {said:<6} {a['attack']:<16} reward {a['reward']}, {a['tests_passed']}/{a['tests']} "
+                              f"tests passed, {a['seconds']} s", soft_wrap=True, highlight=False, markup=False)
     return 0 if all(v.verdict == "accepted" for v in verdicts) else 1
 
 
@@ -135,6 +142,12 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     s.add_argument("--concurrency", type=int, default=2, help="folders verified at once (default 2)")
     s.add_argument("--benchmark", type=Path, default=None, help="benchmark folder for 14-gram decontamination")
     s.add_argument("--json", action="store_true", help="print the verdicts as JSON (exit code 1 if any is rejected)")
+    s.add_argument("--probe", action="store_true",
+                   help="build, then only the red-team probe: every reward hack of its library tried on each "
+                        "folder (a verifier probe, not a model); rejected = hackable")
+    s.add_argument("--no-red-team", action="store_true",
+                   help="skip the red-team probe (one trial per attack after the oracle passed; also "
+                        "WORKBENCH_RED_TEAM=0)")
     from workbench.cli_synthesis import add_executor_options
     add_executor_options(s, "folders' checks")
     s.add_argument("--allow-network", action="store_true",

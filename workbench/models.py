@@ -152,7 +152,7 @@ class CheckDetails(BaseModel):
 # The checks of a task, in verification order: the vocabulary of CheckResult.name. Defined
 # here, beside the row it names, because the store and the pages need it and must not import
 # pipeline/; pipeline.verify.failures re-exports it and owns the verdict rule.
-CHECK_NAMES: tuple[str, ...] = ("build", "noop", "oracle", "rubric", "decontam", "judge")
+CHECK_NAMES: tuple[str, ...] = ("build", "noop", "oracle", "redteam", "rubric", "decontam", "judge")
 
 
 class CheckResult(BaseModel):

@@ -25,6 +25,9 @@ def make_agent(name: str, *, model: str | None = None, temperature: float = 0.0,
     if name == "noisy-oracle":
         from pipeline.agents.noisy_oracle import DEFAULT_KEEP_P, NoisyOracleAgent
         return NoisyOracleAgent(DEFAULT_KEEP_P if keep_p is None else keep_p)
+    if name == "red-team":
+        from pipeline.agents.red_team.agent import RedTeamAgent
+        return RedTeamAgent()
     if name == "terminus-2":
         from pipeline.agents.terminus2.agent import Terminus2Agent
         if caller is None:

@@ -5,7 +5,8 @@ verifier (pipeline/trials), so no agent ever sees the tests or the verifier's ou
 
 `nop` and `oracle` are ordinary agents on this path: the no-op and oracle checks of
 verification are trials with them. `ablation` is the oracle with one solution step left out
-(chosen by seed): no LLM, it probes how strong a task's tests are. `terminus-2` is an LLM
+(chosen by seed): no LLM, it probes how strong a task's tests are; `red-team` tries reward
+hacks without solving the task (a probe too). `terminus-2` is an LLM
 agent driving a tmux terminal in the container.
 """
 from __future__ import annotations
@@ -18,13 +19,14 @@ if TYPE_CHECKING:
     from workbench.sandbox.box import Box
     from workbench.sandbox.bundle import TaskBundle
 
-AGENTS = ("nop", "oracle", "ablation", "noisy-oracle", "terminus-2")
+AGENTS = ("nop", "oracle", "ablation", "noisy-oracle", "red-team", "terminus-2")
 # Shown next to every figure that counts these agents: they are probes, not models.
 AGENT_LABELS = {
     "nop": "nop (does nothing; a baseline)",
     "oracle": "oracle (the task's own solution)",
     "ablation": "ablation (oracle with one solution step left out; a verifier probe, not a model)",
     "noisy-oracle": "noisy-oracle (each solution step kept with probability p; simulated, not a model)",
+    "red-team": "red-team (reward hacks, never the task; a verifier probe, not a model)",
     "terminus-2": "terminus-2 (LLM agent)",
 }
 

@@ -52,7 +52,8 @@ class SynthBatch:
 
     def __init__(self, ws: Workspace, run_id: str, seed: int, concurrency: int, engine: Engine | None,
                  benchmark: BenchmarkIndex | None, progress: Progress | None, stop: threading.Event,
-                 *, synthesizer: Synthesizer, allow_network: bool = False, executor: Executor | None = None):
+                 *, synthesizer: Synthesizer, allow_network: bool = False, executor: Executor | None = None,
+                 red_team: bool | None = None):
         self.ws, self.run_id, self.seed = ws, run_id, seed
         self.concurrency = max(1, concurrency)
         self.engine, self.progress, self.stop = engine, progress, stop
@@ -60,6 +61,7 @@ class SynthBatch:
         self.executor = executor or LocalExecutor(self.concurrency)
         self.context = WorkerContext(synthesizer=synthesizer, base_image=base_image_name(), run_id=run_id,
                                      sandbox=VerifyContext(benchmark=benchmark, allow_network=allow_network,
+                                                           red_team=red_team,
                                                            engine=engine, stop=stop))
         # Why the batch halted (the budget is spent: take no more paths, but let running ones
         # finish and keep what they make, unlike `stop`, which kills containers; or the LLM
@@ -209,7 +211,7 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
               allow_network: bool = False, budget_usd: float | None = None,
               solve_timeout_s: float | None = None, synthesizer: Synthesizer | None = None,
               executor: str | Executor = "local", ray_address: str | None = None,
-              ship_skills: bool = True) -> SynthReport:
+              ship_skills: bool = True, red_team: bool | None = None) -> SynthReport:
     """Run (or resume) a batch; returns its report. Raises ValueError / SandboxError with advice.
     `concurrency` None: the run's stored value on resume, else DEFAULT_CONCURRENCY.
     `provider`: offline (recipes) or llm (needs an endpoint); a resumed run keeps its own.
@@ -222,7 +224,8 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
     `executor`: "local" (threads) or "ray" (Ray tasks on the cluster at `ray_address`; offline
     provider only), or an Executor object (benchmarks pass a RayExecutor).
     `ship_skills`: the claimed skills' packages travel with each task under /skills (offline; off: none
-    does, and no step runs a skill's own script); a resumed run takes the option as given again."""
+    does, and no step runs a skill's own script); a resumed run takes the option as given again.
+    `red_team`: the red-team probe in verification (None: on unless WORKBENCH_RED_TEAM=0)."""
     if synthesizer is not None:
         provider = synthesizer.provider
     elif not resume:
@@ -275,7 +278,8 @@ def run_synth(ws: Workspace, *, n_paths: int = 20, sampler: str = "inverse-frequ
                                    budget_usd=budget_usd, solve_timeout_s=solve_timeout_s,
                                    ship_skills=ship_skills))
         batch = SynthBatch(ws, run_id, seed, concurrency, engine, benchmark, progress, stop,
-                           synthesizer=opened.synthesizer, allow_network=allow_network, executor=runner)
+                           synthesizer=opened.synthesizer, allow_network=allow_network, executor=runner,
+                           red_team=red_team)
         batch.report.concurrency, batch.report.notes = batch.concurrency, list(notes)
         start_from_finished(batch.report, store.run_summary(ws.db, run_id))
         report = batch.run(work)

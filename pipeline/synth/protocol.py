@@ -87,6 +87,7 @@ class SynthTools:
     allow_network: bool = False
     stop: threading.Event = field(default_factory=threading.Event)
     run_id: str | None = None
+    red_team: bool | None = None      # the red-team probe in verification (None: unless WORKBENCH_RED_TEAM=0)
 
 
 @dataclass

@@ -85,7 +85,8 @@ class WorkerContext:
         if self.__dict__.get("_tools") is None:
             sb = self.sandbox
             self.__dict__["_tools"] = SynthTools(engine=sb.the_engine(), base_image=self.base_image, benchmark=sb.benchmark,
-                                                 allow_network=sb.allow_network, stop=sb.stop, run_id=self.run_id)
+                                                 allow_network=sb.allow_network, stop=sb.stop, run_id=self.run_id,
+                                                 red_team=sb.red_team)
         return self.__dict__["_tools"]
 
 

@@ -20,6 +20,8 @@ the way docker_checks words its reasons:
 - rubric → one Failure per artifact its problems name: a leaked solution line or a test that
   reads a path the instruction never names → instruction; missing or foreign docstrings, no
   tests, invalid Python → tests; environment files that copy solution/tests → environment.
+- redteam (an attack of the red-team probe got a reward without solving the task) → tests: they
+  reward what is not the work; the attack and the tests it passed are the evidence.
 - decontam → the artifact whose file shares the n-gram (instruction.md → instruction, which is
   also the default; solve.sh → solution; tests → tests).
 - judge → one Failure per artifact of its failed criteria (details["criteria"] =
@@ -222,7 +224,7 @@ def failures_of(checks: Sequence[CheckResult]) -> list[Failure]:
     """One Failure per failed check and artifact at fault, in verification order."""
     out: list[Failure] = []
     for c, _ in sorted(((c, i) for i, c in enumerate(checks) if not c.passed), key=lambda ci: _rank(*ci)):
-        tool = _toolchain(c) if c.name in ("noop", "oracle") else None
+        tool = _toolchain(c) if c.name in ("noop", "oracle", "redteam") else None
         if tool:
             out.append(tool)
         elif c.name == "build":
@@ -231,6 +233,8 @@ def failures_of(checks: Sequence[CheckResult]) -> list[Failure]:
             out.append(_oracle(c))
         elif c.name == "noop":
             out.append(_noop(c))
+        elif c.name == "redteam":
+            out.append(_failure(c, "tests"))
         elif c.name == "rubric":
             out.extend(_rubric(c))
         elif c.name == "decontam":

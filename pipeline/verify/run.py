@@ -1,4 +1,4 @@
-"""Verify one bundle: build, no-op, oracle, static rubric, 14-gram decontamination.
+"""Verify one bundle: build, no-op, oracle, red-team probe, static rubric, 14-gram decontamination.
 
 Every check is returned with its log, in verification order (CHECK_NAMES; the LLM judge,
 when there is one, is appended by its caller); a check that cannot run because an earlier one
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from pipeline.verify.decontam import BenchmarkIndex, check_decontam
 from pipeline.verify.docker_checks import check_build, check_noop_and_oracle
+from pipeline.verify.red_team import check_red_team, enabled_by_default
 from pipeline.verify.rubric import check_rubric
 from workbench.models import CheckResult
 from workbench.sandbox.bundle import BundleError, TaskBundle
@@ -21,11 +22,12 @@ from workbench.sandbox.task_toml import parse as parse_task_toml
 
 
 def verify_bundle(bundle: TaskBundle, *, engine: Engine | None = None, timeout_scale: float = 1.0,
-                  benchmark: BenchmarkIndex | None = None, allow_network: bool = False) -> list[CheckResult]:
-    """`allow_network`: the user's opt-in; without it a task that asks for the network runs without."""
+                  benchmark: BenchmarkIndex | None = None, allow_network: bool = False,
+                  red_team: bool | None = None) -> list[CheckResult]:
+    """`allow_network`: the user's opt-in; without it a task that asks for the network runs without.
+    `red_team`: run the red-team probe once no-op and oracle passed (None: unless WORKBENCH_RED_TEAM=0)."""
     try:
-        bundle.validate()
-        granted = grant(parse_task_toml(bundle.text("task.toml")), allow_network=allow_network)
+        granted = _granted(bundle, allow_network)
     except (BundleError, ValueError) as exc:
         return [CheckResult(name="build", passed=False, reason=f"bundle rejected before building: {exc}")]
     cfg = granted.task
@@ -34,10 +36,34 @@ def verify_bundle(bundle: TaskBundle, *, engine: Engine | None = None, timeout_s
     build, res = check_build(engine, bundle, cfg, timeout_scale)
     checks.append(build)
     if res.ok:
-        checks.extend(check_noop_and_oracle(engine, res.image, bundle, cfg, timeout_scale))
+        noop, oracle = check_noop_and_oracle(engine, res.image, bundle, cfg, timeout_scale)
+        checks += [noop, oracle]
+        if noop.passed and oracle.passed and (enabled_by_default() if red_team is None else red_team):
+            checks.append(check_red_team(engine, res.image, bundle, cfg, timeout_scale))
     checks.append(check_rubric(bundle))
     checks.append(check_decontam(bundle, benchmark))
     return _say_limits(checks, granted)
+
+
+def probe_bundle(bundle: TaskBundle, *, engine: Engine | None = None, timeout_scale: float = 1.0,
+                 allow_network: bool = False) -> list[CheckResult]:
+    """Build, then the red-team probe alone (`workbench verify --probe`): whether the task's
+    tests can be hacked, whatever its other checks would say."""
+    try:
+        granted = _granted(bundle, allow_network)
+    except (BundleError, ValueError) as exc:
+        return [CheckResult(name="build", passed=False, reason=f"bundle rejected before building: {exc}")]
+    engine = engine or Engine()
+    build, res = check_build(engine, bundle, granted.task, timeout_scale)
+    checks = [build]
+    if res.ok:
+        checks.append(check_red_team(engine, res.image, bundle, granted.task, timeout_scale))
+    return _say_limits(checks, granted)
+
+
+def _granted(bundle: TaskBundle, allow_network: bool) -> Grant:
+    bundle.validate()
+    return grant(parse_task_toml(bundle.text("task.toml")), allow_network=allow_network)
 
 
 def _say_limits(checks: list[CheckResult], granted: Grant) -> list[CheckResult]:
@@ -78,6 +104,8 @@ class VerifyContext:
     own: this node's engine, once per process, and a stop that is never set (running items finish)."""
     benchmark: BenchmarkIndex | None = None
     allow_network: bool = False
+    red_team: bool | None = None          # None: on unless WORKBENCH_RED_TEAM=0
+    probe_only: bool = False              # build and the red-team probe, nothing else
     engine: Engine | None = None
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -95,8 +123,10 @@ class VerifyContext:
         return self.engine
 
     def verify(self, bundle: TaskBundle) -> list[CheckResult]:
+        if self.probe_only:
+            return probe_bundle(bundle, engine=self.the_engine(), allow_network=self.allow_network)
         return verify_bundle(bundle, engine=self.the_engine(), benchmark=self.benchmark,
-                             allow_network=self.allow_network)
+                             allow_network=self.allow_network, red_team=self.red_team)
 
 
 def verify_item(item: BundleItem, ctx: VerifyContext) -> list[CheckResult]:

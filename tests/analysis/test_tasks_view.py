@@ -26,7 +26,7 @@ def _tasks() -> pd.DataFrame:
         row = {"task_id": tid, "name": name, "category": cat, "n_steps": n,
                "skill_ids": np.array(skills, dtype=object),  # DuckDB lists come back as arrays
                "verdict": verdict, "failed_check": failed, "reason": reason}
-        for check, ok in zip(tv.CHECKS, checks):
+        for check, ok in zip(("build", "noop", "oracle", "rubric", "decontam"), checks):
             row[f"{check}_ok"] = None if ok is None else bool(ok)
         out.append(row)
     return pd.DataFrame(out)
@@ -91,16 +91,16 @@ def test_filters_narrow_by_verdict_category_length_skills_and_words():
 
 
 def test_funnel_figure_and_yield():
-    funnel = {"sampled": 20, "synthesized": 18, "built": 17, "noop": 15, "oracle": 12, "rubric": 11,
+    funnel = {"sampled": 20, "synthesized": 18, "built": 17, "noop": 15, "oracle": 12, "redteam": 11, "rubric": 11,
               "decontam": 11, "judge": 10, "accepted": 10}
     assert tv.yield_ratio(funnel) == 0.5
     assert tv.yield_ratio(dict.fromkeys(FUNNEL, 0)) == 0.0
     fig = tv.funnel_figure(funnel)
     trace = fig.data[0]
     assert trace.type == "funnel"
-    assert list(trace.y) == ["sampled", "synthesized", "built", "no-op ok", "oracle ok", "rubric ok", "decontam ok",
-                             "judge ok", "accepted"]
-    assert list(trace.x) == [20, 18, 17, 15, 12, 11, 11, 10, 10]
+    assert list(trace.y) == ["sampled", "synthesized", "built", "no-op ok", "oracle ok", "red-team ok", "rubric ok",
+                             "decontam ok", "judge ok", "accepted"]
+    assert list(trace.x) == [20, 18, 17, 15, 12, 11, 11, 11, 10, 10]
     assert fig.layout.title.text == "10 verified of 20 sampled (50% yield)"
 
 

@@ -15,10 +15,11 @@ from workbench.store.connection import Database
 from workbench.store.task_events import accepted_set
 
 # One funnel stage per check, in verification order (the build's stage keeps its name "built").
+_SAID = {"noop": "no-op", "redteam": "red-team"}
 CHECK_STAGES = {name: "built" if name == "build" else name for name in CHECK_NAMES}
 FUNNEL = ("sampled", "synthesized", *CHECK_STAGES.values(), "accepted")
 FUNNEL_LABELS = {"sampled": "sampled", "synthesized": "synthesized", "built": "built",
-                 **{stage: f"{'no-op' if name == 'noop' else name} ok" for name, stage in CHECK_STAGES.items()
+                 **{stage: f"{_SAID.get(name, name)} ok" for name, stage in CHECK_STAGES.items()
                     if name != "build"},
                  "accepted": "accepted"}
 VERDICTS = ("accepted", "rejected")

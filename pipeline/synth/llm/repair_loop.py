@@ -35,7 +35,7 @@ def run_checks(work: Work, bundle: TaskBundle, *, judge: bool) -> list[CheckResu
     t0 = time.monotonic()
     try:
         checks = verify_bundle(bundle, engine=work.tools.engine, benchmark=work.tools.benchmark,
-                               allow_network=work.tools.allow_network)
+                               allow_network=work.tools.allow_network, red_team=work.tools.red_team)
     finally:
         work.timer["docker_s"] = work.timer.get("docker_s", 0.0) + time.monotonic() - t0
     rubric = next((c for c in checks if c.name == "rubric"), None)

@@ -232,7 +232,7 @@ def test_first_failed_is_in_verification_order_whatever_the_list_order():
 
 def test_check_names_are_defined_once():
     assert CHECK_NAMES is STORED_NAMES
-    assert CHECK_NAMES == ("build", "noop", "oracle", "rubric", "decontam", "judge")
+    assert CHECK_NAMES == ("build", "noop", "oracle", "redteam", "rubric", "decontam", "judge")
 
 
 def test_evidence_is_bounded_but_every_failing_test_is_named():

@@ -18,7 +18,10 @@ def _task(ws, task_id: str, path_id: str, provider: str = "offline") -> None:
     store.set_path_stage(ws.db, RUN, path_id, "synthesized", task_id)
 
 
-def _checks(failing: tuple[str, ...] = (), names: tuple[str, ...] = CHECK_NAMES[:5]) -> list[CheckResult]:
+OFFLINE = ("build", "noop", "oracle", "rubric", "decontam")   # the red-team probe turned off, no judge
+
+
+def _checks(failing: tuple[str, ...] = (), names: tuple[str, ...] = OFFLINE) -> list[CheckResult]:
     return [CheckResult(name=n, passed=n not in failing, reason=f"{n} {'failed' if n in failing else 'ok'}")
             for n in names]
 
@@ -30,9 +33,9 @@ def _save(ws, task_id: str, checks: list[CheckResult]) -> str:
 
 @pytest.fixture
 def run_ws(workspace):
-    store.create_run(workspace.db, RUN, "random-walk", 5, 1, "llm", 2, None)
-    store.attach_paths(workspace.db, RUN, "batch-1", [f"p-t{i}" for i in range(5)])
-    for i in range(5):
+    store.create_run(workspace.db, RUN, "random-walk", 6, 1, "llm", 2, None)
+    store.attach_paths(workspace.db, RUN, "batch-1", [f"p-t{i}" for i in range(6)])
+    for i in range(6):
         _task(workspace, f"t{i}", f"p-t{i}", provider="offline" if i == 0 else "llm")
     return workspace
 
@@ -72,10 +75,12 @@ def test_the_funnel_has_a_stage_per_check_and_a_check_not_run_narrows_nothing(ru
     _save(run_ws, "t1", _checks(names=CHECK_NAMES))                    # judged, accepted
     _save(run_ws, "t2", _checks(("judge",), names=CHECK_NAMES))        # the judge failed it
     _save(run_ws, "t3", _checks(("decontam",)))                        # a benchmark n-gram
-    _save(run_ws, "t4", _checks(("oracle",), names=("build", "noop", "oracle", "rubric", "decontam")))
+    _save(run_ws, "t4", _checks(("oracle",)))
+    _save(run_ws, "t5", _checks(("redteam",), names=("build", "noop", "oracle", "redteam", "rubric", "decontam")))
     funnel = store.funnel_counts(run_ws.db, RUN)
-    assert list(funnel) == list(store.FUNNEL) == ["sampled", "synthesized", "built", "noop", "oracle", "rubric",
-                                                  "decontam", "judge", "accepted"]
-    assert funnel == {"sampled": 5, "synthesized": 5, "built": 5, "noop": 5, "oracle": 4, "rubric": 4,
+    assert list(funnel) == list(store.FUNNEL) == ["sampled", "synthesized", "built", "noop", "oracle", "redteam",
+                                                  "rubric", "decontam", "judge", "accepted"]
+    assert funnel == {"sampled": 6, "synthesized": 6, "built": 6, "noop": 6, "oracle": 5, "redteam": 4, "rubric": 4,
                       "decontam": 3, "judge": 2, "accepted": 2}
     assert store.FUNNEL_LABELS["judge"] == "judge ok" and store.FUNNEL_LABELS["noop"] == "no-op ok"
+    assert store.FUNNEL_LABELS["redteam"] == "red-team ok"
