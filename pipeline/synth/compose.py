@@ -22,13 +22,12 @@ from .limits import MAX_STEPS
 from .recipes import ADAPTERS, REGISTRY, by_category
 from .recipes.base import Artifact, Fragment, Recipe, StepContext, SynthesisError
 from .exercise.package import SkillPackage
-from .exercise.path_steps import EXERCISE, EXERCISE_RECIPE, exercise_plans, shipped_packages
+from .exercise.path_steps import EXERCISE_KINDS, build_exercise_step, exercise_plans, shipped_packages
+from .exercise.command_plan import CommandPlan
 from .exercise.plan import ExercisePlan
-from .exercise.step import build_exercise, ref_files
-from .skill_fit import (NoRecipeError, RepeatedFamilyError, SkillParts, StepFidelity, fitting_tiers,
-                        rubric_fidelity, step_fidelity)
+from .skill_fit import NoRecipeError, RepeatedFamilyError, SkillParts, StepFidelity, fitting_tiers, step_fidelity
 
-SYNTH_VERSION = "4"   # 4: skill-exercise steps and shipped skill packages (v3 tasks are not reused)
+SYNTH_VERSION = "5"   # 5: command-exercise steps; 4: skill-exercise steps and shipped skill packages
 MAX_ADAPTERS = 3
 MAX_FAMILY_USES = 2   # steps of one task that may use one family (never two in a row either)
 
@@ -157,7 +156,7 @@ def compose(steps: list[PathStep], seed: int, *, force: list[str | None] | None 
         ctx, built = _compose_salted(planned[:1], tiers_of[:1], plans[:1], seed, key, force)
     ctx.exercise_gaps = list(gaps.values())
     # each connective step says why its skill is not exercised (the Tasks and Synthesis pages show it)
-    ctx.fidelity = [replace(f, gap=gaps[f.skill_id].split(": ", 1)[-1]) if f.skill_id in gaps and f.recipe != EXERCISE
+    ctx.fidelity = [replace(f, gap=gaps[f.skill_id].split(": ", 1)[-1]) if f.skill_id in gaps and f.recipe not in EXERCISE_KINDS
                     else f for f in ctx.fidelity]
     return ctx, built
 
@@ -179,7 +178,7 @@ def _compose_salted(planned, tiers_of, plans, seed: int, key: str, force: list[s
 
 def _barred(used: list[str]) -> set[str]:
     """Families the next step may not use: the previous step's, and those used twice already."""
-    return set(used[-1:]) | {f for f in set(used) if used.count(f) >= MAX_FAMILY_USES and f != EXERCISE}
+    return set(used[-1:]) | {f for f in set(used) if used.count(f) >= MAX_FAMILY_USES and f not in EXERCISE_KINDS}
 
 
 def _sole_family(tiers: list[list[Recipe]] | None) -> str | None:
@@ -272,7 +271,7 @@ def _open_tiers(tiers: list[list[Recipe]], used: list[str], spare: str | None) -
 
 
 def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recipe]] | None],
-             plans: list[ExercisePlan | None], rng: random.Random,
+             plans: list[ExercisePlan | CommandPlan | None], rng: random.Random,
              force: list[str] | None) -> tuple[StepContext, list[tuple[Recipe, list[Recipe], Fragment]]]:
     ctx = StepContext(rng)
     built: list[tuple[Recipe, list[Recipe], Fragment]] = []
@@ -284,17 +283,10 @@ def _compose(planned: list[tuple[PathStep, str]], tiers_of: list[list[list[Recip
         if plan is not None:
             # The skill's own workflow on inputs of its own: a side branch, so the recipe chain goes
             # on from what the last recipe step left.
-            try:
-                frag = build_exercise(ctx, plan)
-            except ValueError as exc:   # a documented call the plan let through but no sentence can state
-                raise SynthesisError(f"step {k}: the exercise of {step.skill_name} cannot be stated: {exc}") from exc
-            ctx.packages[plan.package.slug] = plan.package
-            ctx.test_files.update(ref_files(plan))
-            built.append((EXERCISE_RECIPE, [], frag))
-            # the skill's own script is its most distinctive tool: the step uses it ("tool" level)
-            ctx.fidelity.append(rubric_fidelity(k, step.skill_id, step.skill_name, EXERCISE, frag.solve,
-                                                step.parts, [plan.script], [], step.description))
-            used.append(EXERCISE)
+            recipe, frag, fid = build_exercise_step(ctx, k, step, plan)
+            built.append((recipe, [], frag))
+            ctx.fidelity.append(fid)
+            used.append(recipe.name)
             continue
         tiers = tiers_of[k - 1]
         forced = bool(force and k <= len(force) and force[k - 1])

@@ -7,6 +7,7 @@ import pandas as pd
 
 from pipeline.synth.compose import PathStep
 from pipeline.synth.exercise.package import SkillPackage, read_package
+from pipeline.synth.exercise.script_facts import IMAGE_BINARIES
 from pipeline.synth.fidelity_rubric import teaching
 from pipeline.synth.limits import MAX_STEPS
 from pipeline.synth.protocol import BridgeView, PathContext, ScenarioView, StepContext
@@ -51,14 +52,15 @@ def steps_by_path(frame: pd.DataFrame) -> dict[str, list[PathStep]]:
                                                    inputs=_listed(row.inputs), outputs=_listed(row.outputs),
                                                    steps=_listed(row.steps))
             # Read here, in the driver (workers need no shared disk), and only for a skill whose SKILL.md runs
-            # a bundled script (what an exercise step needs): a batch of thousands of skills holds no
-            # thousands of packages; another claimed skill ships its SKILL.md.
+            # a bundled script or documents commands of a program the image has (an exercise step's sample
+            # inputs come from the package): a batch of thousands of skills holds no thousands of packages;
+            # another claimed skill ships its SKILL.md.
             source = getattr(row, "source_path", "")
-            runs_scripts = bool(teaching(row.raw_text or "", row.name, row.description,
-                                         tuple(parts[row.skill_id].tools)).scripts)
+            teach = teaching(row.raw_text or "", row.name, row.description, tuple(parts[row.skill_id].tools))
+            wanted = bool(teach.scripts) or any(c.tool in IMAGE_BINARIES for c in teach.commands)
             packages[row.skill_id] = read_package(source, _listed(getattr(row, "package_files", None)), row.raw_text,
                                                   name=row.name, skill_id=row.skill_id) \
-                if source and runs_scripts else None
+                if source and wanted else None
         out.setdefault(row.path_id, []).append(PathStep(
             skill_id=row.skill_id, skill_name=row.name, category=row.category, description=row.description,
             src_anchor=row.src_anchor, dst_anchor=row.dst_anchor, parts=parts[row.skill_id],

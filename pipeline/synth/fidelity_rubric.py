@@ -31,7 +31,8 @@ SCORES = {2: "exercises the skill", 1: "shares a tool or file format only", 0: "
 CLAIMED_AT = 2
 VIAS = ("script", "command", "tool", "kind", "none")
 
-_FENCE = re.compile(r"^(```|~~~)\s*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^\1", re.M | re.S)
+# A fence may be indented (a block inside a list item).
+_FENCE = re.compile(r"^[ \t]{0,8}(```|~~~)[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^[ \t]{0,8}\1", re.M | re.S)
 _SHELL_LANGS = {"", "bash", "sh", "shell", "console", "zsh", "terminal", "shell-session"}
 _INLINE = re.compile(r"`([^`\n]{3,160})`")
 _SCRIPT_REF = re.compile(r"((?:[\w.-]+/)*[\w.-]+\.(?:py|sh|bash|mjs|js|rb|pl))")

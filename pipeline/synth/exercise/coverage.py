@@ -1,4 +1,5 @@
-"""How many of a workspace's accepted skills a skill-exercise step can serve, and why not the rest."""
+"""How many of a workspace's accepted skills an exercise step can serve, by kind (the skill's bundled
+script, or a documented command of the tool it is about), and why not the rest."""
 from __future__ import annotations
 
 import re
@@ -6,14 +7,29 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from pipeline.synth.exercise.package import read_package
+from pipeline.synth.exercise.command_plan import CommandPlan
 from pipeline.synth.exercise.plan import ExercisePlan, exercise_plan
 from pipeline.synth.skill_fit import parts_from_skill
 from workbench.store.connection import Database
 
+# Why a documented command of a tool the image has runs on no sample file (the first command's reason).
+COMMAND_CLASSES = (
+    ("command: works on machine state (repository, files, processes)", r"on the machine's own state"),
+    ("command: talks to the network", r"talks to the network"),
+    ("command: random or clock", r"random values or reads the clock"),
+    ("command: shell variables, heredocs, background", r"shell variables|heredoc|background|assignment"),
+    ("command: placeholder a task cannot fill", r"placeholder|names no file|unnamed place"),
+    ("command: a folder or path of the author's machine", r"folder|author's machine"),
+    ("command: a file type no sample can stand for", r"a file of a type a task cannot make"),
+    ("command: reads no input file", r"reads no input file"),
+    ("command: edits in place or writes unnamed files", r"in place|beside its input|besides its result"),
+    ("command: a program no sample can feed", r"no sample file can feed|not in the base image|Python code|needs keys"),
+    ("command: no sample fits the command", r"no sample|fits the command"),
+    ("command: not a command line", r"does not run|too long|several lines|several file patterns"),
+)
 # Reasons grouped for a table: the first pattern a reason matches names its class.
 CLASSES = (
     ("commands of a tool the image lacks", r"^documents commands of .*not in the base image"),
-    ("no bundled script (commands only)", r"^documents commands of"),
     ("examples run tools the image lacks", r"^its SKILL\.md runs no bundled script and its examples run"),
     ("examples run only generic tools", r"^its SKILL\.md runs no bundled script; its examples run only"),
     ("no command at all", r"^its SKILL\.md runs no bundled script and shows no command"),
@@ -34,8 +50,16 @@ CLASSES = (
 )
 
 
+_NO_COMMAND = "none runs on a sample file: "
+
+
 def reason_class(reason: str) -> str:
     first = reason.split("; ")[0]
+    if _NO_COMMAND in reason and (first.startswith("documents commands of") or not reason.startswith("documents")):
+        why = reason.split(_NO_COMMAND, 1)[1].split("; ")[0].split(" command: ", 1)[-1]
+        return next((name for name, pat in COMMAND_CLASSES if re.search(pat, why)), "command: other")
+    if first.startswith("documents commands of"):   # "documents commands of X; X not in the base image"
+        first = reason
     return next((name for name, pat in CLASSES if re.search(pat, first)), "other")
 
 
@@ -43,6 +67,7 @@ def reason_class(reason: str) -> str:
 class ExerciseCoverage:
     skills: int = 0
     served: list[str] = field(default_factory=list)              # skill names
+    by_kind: Counter = field(default_factory=Counter)            # "script" | "command" -> skills served
     reasons: Counter = field(default_factory=Counter)            # class -> skills
     examples: dict[str, list[str]] = field(default_factory=dict)  # class -> "skill: reason" (a few)
 
@@ -63,8 +88,9 @@ def exercise_coverage(db: Database, statuses: tuple[str, ...] = ("accepted",)) -
         parts = parts_from_skill(body, bins=list(bins), tools=list(tools))
         pkg = read_package(source, list(files), body, name=name, skill_id=sid) if source else None
         got = exercise_plan(sid, name, desc, body, tuple(parts.tools), pkg)
-        if isinstance(got, ExercisePlan):
+        if isinstance(got, (ExercisePlan, CommandPlan)):
             out.served.append(name)
+            out.by_kind["script" if isinstance(got, ExercisePlan) else "command"] += 1
             continue
         cls = reason_class(got)
         out.reasons[cls] += 1

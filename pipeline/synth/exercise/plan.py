@@ -3,7 +3,9 @@
 For each script its SKILL.md runs (pipeline.synth.fidelity_rubric.teaching), in the order documented:
 the script must be in the package, run offline in the base image (script_facts), be called with
 arguments a task can fill (invocation) from sample data the package ships (inputs). The first that
-passes is the plan; otherwise the reasons, so a path can say "no generator exercises <skill>: …".
+passes is the plan. A skill with no such script call is tried as a command exercise (command_plan: a
+documented command of the tool it is about, run on a sample file); otherwise the reasons of both, so a
+path can say "no generator exercises <skill>: …".
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from pipeline.shell_syntax import simple_commands
 
 from ..fidelity_rubric import documented_lines, teaching
 from ..skill_fit import PLUMBING, canonical_tool
+from .command_plan import CommandPlan, command_plan
 from .inputs import NoSample, find_sample
 from .invocation import Invocation, NotFillable, Slot, read_invocation
 from .package import SkillPackage
@@ -102,17 +105,21 @@ def _purpose(source: str, language: str) -> str:
 
 
 def exercise_plan(skill_id: str, skill_name: str, description: str, body: str, tools: tuple[str, ...],
-                  package: SkillPackage | None) -> ExercisePlan | str:
-    """The plan for the skill's first fillable documented script call, or the reason none is."""
+                  package: SkillPackage | None) -> ExercisePlan | CommandPlan | str:
+    """The plan for the skill's first fillable documented script call, else for its first documented
+    command of the tool it is about that runs on a sample file (command_plan), or the reasons none is."""
     teach = teaching(body, skill_name, description, tools)
     if not teach.scripts:
-        if teach.commands:
-            about = ", ".join(teach.about)
-            missing = sorted(t for t in teach.about if t not in IMAGE_BINARIES)
-            if missing:
-                return f"documents commands of {about}; {', '.join(missing)} not in the base image"
-            return f"documents commands of {about} but bundles no script it runs (no command generator yet)"
-        return _no_teaching(body, tools)
+        return command_plan(skill_id, skill_name, teach, package) if teach.commands else _no_teaching(body, tools)
+    found = _script_plan(skill_id, skill_name, body, teach, package)
+    if isinstance(found, ExercisePlan) or not teach.commands:
+        return found
+    # no script call a task can make: a documented command of the tool the skill is about may be
+    by_command = command_plan(skill_id, skill_name, teach, package)
+    return by_command if isinstance(by_command, CommandPlan) else f"{found}; {by_command}"
+
+
+def _script_plan(skill_id: str, skill_name: str, body: str, teach, package: SkillPackage | None) -> ExercisePlan | str:
     if package is None or len(package.files) <= 1:
         why = package.note if package is not None and package.note else "the package's files are not available"
         return f"its SKILL.md runs a bundled script, but {why}"

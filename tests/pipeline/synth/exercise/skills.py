@@ -9,6 +9,7 @@ from pipeline.synth.skill_fit import parts_from_skill
 
 FUNNEL = Path(__file__).resolve().parents[1] / "exercise_skills" / "funnel-report"
 LOG_SUMMARY = Path(__file__).resolve().parents[1] / "exercise_skills" / "log-level-summary"
+TICKETS = Path(__file__).resolve().parents[1] / "exercise_skills" / "ticket-fields"   # commands only (jq)
 
 
 def package_of(folder: Path, name: str) -> SkillPackage:
@@ -35,3 +36,18 @@ def log_summary_step(src: str = "a0", dst: str = "a1") -> PathStep:
     return PathStep("id-log-level-summary", "log-level-summary", "log-analysis",
                     "Summarise an application log by level and by component with the bundled summarize.sh.",
                     src, dst, parts_from_skill(body), package_of(LOG_SUMMARY, "log-level-summary"))
+
+
+def tickets_step(src: str = "a0", dst: str = "a1") -> PathStep:
+    """A skill that bundles no script and documents jq commands on a ticket export it shows an example of."""
+    body = (TICKETS / "SKILL.md").read_text()
+    return PathStep("id-ticket-fields", "ticket-fields", "data-processing",
+                    "Turn saved ticket-tracker JSON exports into a small TSV table with jq, one row per ticket.",
+                    src, dst, parts_from_skill(body), package_of(TICKETS, "ticket-fields"))
+
+
+def failing_oracle_tests(bundle, engine) -> list[str]:
+    """The tests a bundle's own solution fails in a real container (verify_bundle's oracle run)."""
+    from pipeline.verify.run import verify_bundle
+    got = {c.name: c for c in verify_bundle(bundle, engine=engine)}
+    return [t["name"] for t in got["oracle"].details["tests"] if t["outcome"] != "passed"]

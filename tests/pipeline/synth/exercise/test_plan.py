@@ -75,7 +75,8 @@ def test_a_positional_output_is_an_output_not_an_input(tmp_path):
 def test_a_skill_without_scripts_says_so():
     body = "---\nname: jq-tricks\ndescription: jq filters\n---\n```bash\njq '.a' x.json\njq -r '.b' y.json\n```\n"
     got = exercise_plan("id", "jq-tricks", "jq filters", body, ("jq",), None)
-    assert got.startswith("documents commands of jq but bundles no script")
+    # tried as a command exercise (test_command_plan): no sample with the keys its filters read
+    assert got.startswith("documents commands of jq; none runs on a sample file: `jq` command: no sample for x.json")
 
 
 def test_a_skill_whose_examples_run_tools_the_image_lacks_names_them():

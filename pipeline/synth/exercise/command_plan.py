@@ -1,0 +1,147 @@
+"""Which documented command of the tool a skill is about a task can run on a sample file, or why none can.
+
+The command-exercise kind, beside the bundled-script kind (plan.py): for a skill whose SKILL.md documents
+commands of a program the base image has (pipeline.synth.fidelity_rubric.teaching: the tools the skill is
+about, never set-up tools), each documented command in order is read into slots (command_line), each
+input slot is given a source that fits the command (command_inputs), and the skill's own words for what
+the command achieves are kept for the instruction (a comment on the line, the prose before its block or
+around its inline span, else the section heading). The first that passes is the plan.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..fidelity_rubric import QUOTE_CHARS, DocCommand, Teaching
+from .command_inputs import InputSource, input_source
+from .command_line import CommandCall, read_command
+from .inputs import NoSample
+from .invocation import NotFillable, continued
+from .package import SkillPackage, package_slug
+from .script_facts import IMAGE_BINARIES
+
+
+MAX_OPTIONS = 4   # documented commands a plan keeps; each task draws one (tasks of one skill differ)
+
+
+@dataclass(frozen=True)
+class CommandOption:
+    doc: DocCommand                    # the documented command: doc.line is the SKILL.md quote
+    call: CommandCall
+    sources: tuple[InputSource, ...]   # per input slot of `call`, in order
+    purpose: str = ""                  # what the command achieves, in the skill's words
+
+    @property
+    def tool(self) -> str:
+        return self.call.tool
+
+
+@dataclass(frozen=True)
+class CommandPlan:
+    skill_id: str
+    skill_name: str
+    package: SkillPackage              # what ships with the task (its SKILL.md at least)
+    options: tuple[CommandOption, ...]  # the documented commands a task can run, in SKILL.md's order
+
+    @property
+    def first(self) -> CommandOption:
+        return self.options[0]
+
+
+def command_plan(skill_id: str, skill_name: str, teach: Teaching, package: SkillPackage | None
+                 ) -> CommandPlan | str:
+    """The documented commands a task can run (up to MAX_OPTIONS), or the reasons none can."""
+    body = teach.body
+    about = ", ".join(teach.about)
+    missing = sorted(t for t in teach.about if t not in IMAGE_BINARIES)
+    present = [c for c in teach.commands if c.tool in IMAGE_BINARIES]
+    if not present:
+        return f"documents commands of {about}; {', '.join(missing)} not in the base image"
+    pkg = package if package is not None else \
+        SkillPackage(package_slug(skill_name, skill_id), (("SKILL.md", body.encode()),))
+    reasons: list[str] = []
+    options: list[CommandOption] = []
+    seen: set[str] = set()
+    for doc in present:
+        if doc.line in seen or len(options) >= MAX_OPTIONS:
+            continue
+        seen.add(doc.line)
+        try:
+            if len(doc.line) >= QUOTE_CHARS:
+                raise NotFillable("the documented line is too long to quote")
+            line = continued(doc.line, body)
+            if line.endswith("\\"):
+                raise NotFillable("the documented command continues over several lines")
+            call = read_command(doc.tool, line)
+            sources, used = [], set()
+            for slot in call.inputs:
+                src = input_source(pkg, body, call, slot, used)
+                sources.append(src)
+                used.add(src.ref)
+        except (NotFillable, NoSample) as exc:
+            reasons.append(f"`{doc.tool}` command: {exc}")
+            continue
+        options.append(CommandOption(doc, call, tuple(sources), purpose_of(body, doc.line)))
+    if options:
+        return CommandPlan(skill_id, skill_name, pkg, tuple(options))
+    return f"documents commands of {about}; none runs on a sample file: " + "; ".join(dict.fromkeys(reasons))
+
+
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+|#+\s+|>\s*)*")
+_FENCE_LINE = re.compile(r"^\s*(```|~~~)")
+
+
+def _clean(text: str) -> str:
+    """Prose for a sentence: markup, list marks and long code spans gone, no quote characters."""
+    text = _LIST_MARK.sub("", text.strip())
+    text = re.sub(r"`([^`]{1,24})`", r"\1", text)
+    text = re.sub(r"`[^`]*`", "", text)
+    text = re.sub(r"\*\*|__|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", text)
+    text = re.sub(r"[\\\"`<>{}|]", "", text).replace("e.g.", "").strip()
+    text = re.sub(r"\s+", " ", text).strip(" :;,.-—(")
+    return text[:160] if len(text) >= 8 else ""
+
+
+def purpose_of(body: str, doc_line: str) -> str:
+    """What a documented command achieves, in SKILL.md's words (the text a reader of the skill
+    sees next to it); '' when it says nothing."""
+    lines = body.splitlines()
+    at = next((i for i, ln in enumerate(lines) if doc_line in ln), None)
+    if at is None:
+        return ""
+    raw = lines[at]
+    comment = re.search(r"\s#\s+([^'\"#]{6,})$", raw)
+    if comment:
+        return _clean(comment.group(1))
+    in_fence, start = False, 0
+    for i in range(at):
+        if _FENCE_LINE.match(lines[i]):
+            in_fence, start = not in_fence, i
+    if in_fence:
+        for j in range(at - 1, start, -1):       # a comment line just above, inside the block
+            s = lines[j].strip()
+            if s.startswith("#") and _clean(s.lstrip("#")):
+                return _clean(s.lstrip("#"))
+            if s and not s.startswith("#"):
+                break
+        for j in range(start - 1, max(-1, start - 4), -1):   # the prose that opens the block
+            if lines[j].strip():
+                return _clean(lines[j]) or _heading(lines, j)
+        return _heading(lines, start)
+    head, _, tail = raw.partition(f"`{doc_line}`")
+    if _clean(head) or _clean(tail):
+        return _clean(head) or _clean(tail)
+    before = next((lines[j] for j in range(at - 1, max(-1, at - 3), -1) if lines[j].strip()), "")
+    return (_clean(before) if not _FENCE_LINE.match(before) else "") or _heading(lines, at)
+
+
+def _heading(lines: list[str], at: int) -> str:
+    fenced = set()
+    inside = False
+    for i, ln in enumerate(lines[:at + 1]):
+        if _FENCE_LINE.match(ln):
+            inside = not inside
+        elif inside:
+            fenced.add(i)
+    return next((_clean(lines[j]) for j in range(at, -1, -1)
+                 if j not in fenced and re.match(r"^#{1,6}\s", lines[j]) and _clean(lines[j])), "")

@@ -1,0 +1,113 @@
+"""Which documented commands of the tool a skill is about a task can run on a sample file, and the reason
+for each class of command it cannot (no Docker)."""
+from __future__ import annotations
+
+import pytest
+
+from pipeline.synth.exercise.command_plan import CommandPlan, purpose_of
+from pipeline.synth.exercise.coverage import reason_class
+from pipeline.synth.exercise.plan import ExercisePlan, exercise_plan
+
+from .skills import TICKETS, package_of
+
+SKILL = """---
+name: {name}
+description: {name} on local files.
+---
+# {name}
+
+Each record looks like `{{"id": 4, "level": "error", "msg": "disk full", "host": "db1"}}`.
+
+```bash
+{line}
+```
+"""
+
+
+def _plan(name: str, line: str):
+    body = SKILL.format(name=name, line=line)
+    return exercise_plan(f"id-{name}", name, "", body, (), None)
+
+
+def test_a_documented_jq_command_is_filled_with_the_skills_own_example():
+    body = (TICKETS / "SKILL.md").read_text()
+    plan = exercise_plan("id", "ticket-fields", "Turn ticket exports into a TSV table with jq.", body, (),
+                         package_of(TICKETS, "ticket-fields"))
+    assert isinstance(plan, CommandPlan), plan
+    # fenced commands come first, then inline ones (fidelity_rubric.documented_lines)
+    rows, statuses = plan.options
+    assert rows.tool == "jq" and rows.doc.line.startswith("jq -r '.data[] | [.id, .attributes.title")
+    assert rows.call.output.text == "tickets.tsv" and rows.call.output.kind == "stdout"
+    assert rows.purpose.startswith("List one row per ticket, with its id, title, points and owner")
+    assert rows.sources[0].kind == "example" and b'"attributes"' in rows.sources[0].data
+    assert statuses.doc.line == "jq -r '.data[].attributes.status' export.json | sort | uniq -c"
+    assert [w.kind for w in statuses.call.words] == ["literal", "literal", "literal", "input", "pipe", "literal",
+                                                      "pipe", "literal", "literal"]
+    assert statuses.call.programs == ["jq", "sort", "uniq"] and statuses.call.output is None
+    assert statuses.purpose == "Check which statuses occur"
+    # the curl line is set-up on the network, never an option
+    assert len(plan.options) == 2
+
+
+def test_a_log_command_with_no_sample_in_the_skill_gets_a_generated_log_its_pattern_matches():
+    got = _plan("grep-errors", "grep -c ERROR app.log")
+    assert isinstance(got, CommandPlan), got
+    assert got.first.sources[0].kind == "generated" and got.first.sources[0].ref == "app-log"
+
+
+def test_a_table_command_gets_a_generated_table_with_the_field_it_reads():
+    got = _plan("awk-totals", "awk -F, 'NR > 1 { s[$3] += $5 } END { for (k in s) print k, s[k] }' orders.csv")
+    assert isinstance(got, CommandPlan), got
+    assert got.first.sources[0].kind == "generated"
+
+
+@pytest.mark.parametrize("name,line,reason,cls", [
+    ("jq-fetch", "curl -s http://localhost/api | jq '.id' > ids.txt",
+     "talks to the network (curl)", "command: talks to the network"),
+    ("git-history", "git log --oneline -20 -- app.py",
+     "runs git on the machine's own state (a repository)", "command: works on machine state (repository, files, processes)"),
+    ("shuf-sample", "shuf -n 5 names.txt", "shuf draws random values", "command: random or clock"),
+    ("openssl-keys", "openssl genrsa -out key.pem 2048", "openssl genrsa needs keys or draws random values",
+     "command: a program no sample can feed"),
+    ("jq-vars", 'jq -r ".id" "$INPUT"', "uses shell variables", "command: shell variables, heredocs, background"),
+    ("jq-slots", "jq '.id' <file>", "the argument <file> is a placeholder", "command: placeholder a task cannot fill"),
+    ("grep-syslog", "grep -i error /var/log/syslog", "a folder or a path on the author's machine",
+     "command: a folder or path of the author's machine"),
+    ("sed-db", "sed -n 1p prod.db", "prod.db is a file of a type a task cannot make", "command: a file type no sample can stand for"),
+    ("jq-calc", "jq -n '1 + 2'", "reads no input file", "command: reads no input file"),
+    ("jq-missing", "jq -r '.owner.login' records.json", "has no key owner the jq filter reads",
+     "command: no sample fits the command"),
+    ("sed-inplace", "sed -i 's/a/b/' notes.txt", "sed edits its input in place",
+     "command: edits in place or writes unnamed files"),
+    ("zstd-pack", "zstd -19 app.log", "writes its result beside its input",
+     "command: edits in place or writes unnamed files"),
+    ("diff-heredoc", "diff a.txt - <<EOF", "heredoc", "command: shell variables, heredocs, background"),
+    ("bc-calc", "bc -l sums.txt", "runs bc, which no sample file can feed", "command: a program no sample can feed"),
+])
+def test_each_class_of_command_a_task_cannot_run_is_refused_with_its_reason(name, line, reason, cls):
+    got = _plan(name, line)
+    assert isinstance(got, str), got
+    assert got.startswith("documents commands of ") and "none runs on a sample file" in got, got
+    assert reason in got, got
+    assert reason_class(got) == cls
+
+
+def test_a_tool_the_image_lacks_is_named():
+    got = _plan("yq-merge", "yq eval '.a' config.yaml")
+    assert got == "documents commands of yq; yq not in the base image"
+    assert reason_class(got) == "commands of a tool the image lacks"
+
+
+def test_a_skill_with_a_runnable_script_stays_a_script_exercise():
+    from .skills import FUNNEL
+    body = (FUNNEL / "SKILL.md").read_text()
+    assert isinstance(exercise_plan("id", "funnel-report", "", body, (), package_of(FUNNEL, "funnel-report")),
+                      ExercisePlan)
+
+
+def test_the_purpose_is_the_skills_own_words_next_to_the_command():
+    body = "# T\n\n## Count\n1. Count error lines per host:\n   ```bash\n   grep -c x a.log\n   ```\n" \
+           "2. Sorted unique hosts: `cut -d' ' -f2 a.log | sort -u`\n```bash\nwc -l a.log  # Lines in the log\n```\n"
+    assert purpose_of(body, "grep -c x a.log") == "Count error lines per host"
+    assert purpose_of(body, "cut -d' ' -f2 a.log | sort -u") == "Sorted unique hosts"
+    assert purpose_of(body, "wc -l a.log  # Lines in the log") == "Lines in the log"
