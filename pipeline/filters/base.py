@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from pipeline.filters.required_literals import line_index
 from workbench.models import Outcome
 
 
@@ -20,11 +21,14 @@ def passed(rule: str, evidence: str) -> RuleResult:
 
 
 def find_lines(text: str, patterns: list[re.Pattern[str]], limit: int = 3) -> list[tuple[int, str]]:
-    """(1-based line number, stripped line) for lines matching any pattern."""
+    """(1-based line number, stripped line) for lines matching any pattern. Only the lines that
+    hold one of the patterns' required literals are searched (the others cannot match)."""
+    index = line_index(text)
     hits: list[tuple[int, str]] = []
-    for i, line in enumerate(text.splitlines(), start=1):
+    for i in index.indices(tuple(patterns)):
+        line = index.lines[i]
         if any(p.search(line) for p in patterns):
-            hits.append((i, line.strip()[:240]))
+            hits.append((i + 1, line.strip()[:240]))
             if len(hits) >= limit:
                 break
     return hits

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from pipeline.filters.base import RuleResult, passed
 from pipeline.filters.credentials import METERED_VENDOR, credential_vars
+from pipeline.filters.required_literals import LineIndex
 from workbench.models import Outcome, ParsedSkill
 
 CODE_SUFFIXES = (".py", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".sh", ".bash")
@@ -91,15 +92,17 @@ def read_code(root: Path, rel: str) -> list[CodeLine]:
 
 
 @lru_cache(maxsize=8)   # the three rules read the same package one after the other
-def _package_lines(source_path: str, files: tuple[str, ...], content_hash: str) -> tuple[CodeLine, ...]:
-    """`content_hash` (of the whole package) is in the key so an edited package is read again."""
+def _package_code(source_path: str, files: tuple[str, ...],
+                  content_hash: str) -> tuple[tuple[list[CodeLine], LineIndex], ...]:
+    """Each code file's lines, with an index of them to find the lines a pattern could match.
+    `content_hash` (of the whole package) is in the key so an edited package is read again."""
     root = Path(source_path)
-    return tuple(line for f in files for line in read_code(root, f))
+    return tuple((lines, LineIndex([ln.text for ln in lines])) for f in files if (lines := read_code(root, f)))
 
 
-def _lines(skill: ParsedSkill) -> tuple[CodeLine, ...]:
+def _code(skill: ParsedSkill) -> tuple[tuple[list[CodeLine], LineIndex], ...]:
     files = code_files(skill)
-    return _package_lines(skill.source_path, tuple(files), skill.content_hash) if files else ()
+    return _package_code(skill.source_path, tuple(files), skill.content_hash) if files else ()
 
 
 def _is_comment(text: str) -> bool:
@@ -125,14 +128,21 @@ def _env_names(text: str) -> list[str]:
     return [m.group("name") or m.group("shell") for m in _ENV_READ.finditer(text)]
 
 
-def _find(skill: ParsedSkill, match) -> list[CodeLine]:
-    return [ln for ln in _lines(skill) if not _is_comment(ln.text) and match(ln.text)]
+def _find(skill: ParsedSkill, match, *could_match: re.Pattern[str]) -> list[CodeLine]:
+    """The code lines, not comments, that `match` finds something in; only the lines one of
+    `could_match` could match are looked at (`match` finds nothing elsewhere)."""
+    found = []
+    for lines, index in _code(skill):
+        for i in index.indices(could_match):
+            if not _is_comment(lines[i].text) and match(lines[i].text):
+                found.append(lines[i])
+    return found
 
 
 def code_paid_service(skill: ParsedSkill) -> RuleResult:
     def metered_key(text: str) -> bool:
         return any(METERED_VENDOR.match(n) for n in _env_names(text))
-    hits = _find(skill, lambda t: _LLM_CLIENT.search(t) or metered_key(t))
+    hits = _find(skill, lambda t: _LLM_CLIENT.search(t) or metered_key(t), _LLM_CLIENT, _ENV_READ)
     return _verdict("needs.code_paid_service", skill, hits, "calls an API billed by use",
                     "the bundled code calls no API billed by use")
 
@@ -140,13 +150,13 @@ def code_paid_service(skill: ParsedSkill) -> RuleResult:
 def code_account(skill: ParsedSkill) -> RuleResult:
     def credential(text: str) -> bool:
         return any(credential_vars(n) and not METERED_VENDOR.match(n) for n in _env_names(text))
-    hits = _find(skill, lambda t: credential(t) or _BROWSER_PROFILE.search(t))
+    hits = _find(skill, lambda t: credential(t) or _BROWSER_PROFILE.search(t), _ENV_READ, _BROWSER_PROFILE)
     return _verdict("needs.code_account", skill, hits, "reads a credential of an outside service or a logged-in "
                     "browser profile", "the bundled code reads no outside credential")
 
 
 def code_network(skill: ParsedSkill) -> RuleResult:
-    hits = _find(skill, lambda t: _REMOTE_CALL.search(t) or _LAN_OR_DEVICE.search(t))
+    hits = _find(skill, lambda t: _REMOTE_CALL.search(t) or _LAN_OR_DEVICE.search(t), _REMOTE_CALL, _LAN_OR_DEVICE)
     return _verdict("needs.code_network", skill, hits, "talks to a remote host, a LAN address or a device",
                     "the bundled code talks to no remote host or device")
 

@@ -9,6 +9,7 @@ from pipeline.filters import external
 from pipeline.ingest.skill_markdown import openclaw_meta
 from pipeline.filters.base import RuleResult, compile_all, find_lines, from_hits, passed
 from pipeline.filters.gui import gui  # its own module: the GUI words need context checks
+from pipeline.filters.required_literals import line_index, may_match
 from workbench.models import Outcome, ParsedSkill
 
 _PAID = compile_all(
@@ -87,7 +88,7 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
                           + "; ".join(f"{what} (line {n}: {text})" for what, (n, text) in list(apple.items())[:3]),
                           f"SKILL.md:{min(n for n, _ in apple.values())}")
     hits = find_lines(skill.raw_text, _NON_LINUX, limit=8)
-    if _LINUX_INSTALL.search(skill.raw_text):
+    if may_match(skill.raw_text, _LINUX_INSTALL) and _LINUX_INSTALL.search(skill.raw_text):
         # `brew install` as one option next to apt, pip or npm is a portable skill, not a macOS one
         hits = [h for h in hits if not re.search(r"\bbrew\b", h[1])]
     if len(hits) >= 2:
@@ -96,13 +97,15 @@ def operating_system(skill: ParsedSkill) -> RuleResult:
 
 
 def _apple_sdk_signs(text: str) -> dict[str, tuple[int, str]]:
-    """Each kind of Apple-SDK sign the text shows, with its first line."""
-    found: dict[str, tuple[int, str]] = {}
-    for n, line in enumerate(text.splitlines(), start=1):
-        for what, pattern in _APPLE_SDK.items():
-            if what not in found and pattern.search(line):
-                found[what] = (n, line.strip()[:160])
-    return found
+    """Each kind of Apple-SDK sign the text shows, with its first line, in the order a reading
+    from the top meets them."""
+    index = line_index(text)
+    firsts = []
+    for k, (what, pattern) in enumerate(_APPLE_SDK.items()):
+        n = next((i for i in index.indices((pattern,)) if pattern.search(index.lines[i])), None)
+        if n is not None:
+            firsts.append((n, k, what))
+    return {what: (n + 1, index.lines[n].strip()[:160]) for n, _, what in sorted(firsts)}
 
 
 def binaries(skill: ParsedSkill) -> RuleResult:

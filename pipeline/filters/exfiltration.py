@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline.filters.base import RuleResult, from_hits, passed
+from pipeline.filters.required_literals import may_match
 from workbench.models import Outcome, ParsedSkill
 
 RULE = "safety.exfiltration"
@@ -143,6 +144,10 @@ def _leaks(unit: _Unit, lines: list[str], other_senders: set[int]) -> list[int]:
 
 
 def exfiltration(skill: ParsedSkill) -> RuleResult:
+    # nothing sends (joining continued lines and dropping `-i key` only add spaces, and _SENDER's
+    # literals hold none): no secret can leave
+    if not may_match(skill.raw_text, _SENDER):
+        return passed(RULE, _CLEAN)
     original = skill.raw_text.splitlines()
     # A key passed with -i authenticates a copy; it is not what is being sent.
     lines = [_IDENTITY_ARG.sub(" ", ln) for ln in original]
@@ -161,4 +166,7 @@ def exfiltration(skill: ParsedSkill) -> RuleResult:
     if hits:
         return from_hits(RULE, Outcome.FAIL, "sends credentials or secrets off the machine, "
                          "not to the service they belong to", hits[:3])
-    return passed(RULE, "no credential read that is sent to another host")
+    return passed(RULE, _CLEAN)
+
+
+_CLEAN = "no credential read that is sent to another host"

@@ -13,8 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pipeline.filters.base import RuleResult, from_hits, passed
-from pipeline.filters.credentials import METERED_USE, METERED_VENDOR, blank_urls, credential_vars, metered
+from pipeline.filters.credentials import (CREDENTIAL_VAR, METERED_USE, METERED_VENDOR, blank_urls, credential_vars,
+                                          metered)
 from pipeline.filters.line_context import Line, optional_at, skill_lines
+from pipeline.filters.required_literals import line_index, may_match
 from pipeline.ingest.skill_markdown import as_list, openclaw_meta
 from workbench.models import Outcome, ParsedSkill
 
@@ -216,8 +218,14 @@ def _declared_env(skill: ParsedSkill) -> list[str]:
     return sorted(set(env) | set(skill.env_vars))
 
 
-def _lines(skill: ParsedSkill) -> tuple[Line, ...]:
-    return skill_lines(skill.raw_text)
+def _lines(skill: ParsedSkill, *could_match: re.Pattern[str]) -> tuple[Line, ...]:
+    """The skill's lines; given patterns, only those lines one of them could match (the lines
+    that hold one of their required literals), in order."""
+    lines = skill_lines(skill.raw_text)
+    if not could_match:
+        return lines
+    kept = line_index(skill.raw_text).candidates(could_match)
+    return lines if kept is None else tuple(lines[i] for i in kept)
 
 
 def _metered_span(ln: Line) -> re.Match | tuple[int, int] | None:
@@ -227,7 +235,9 @@ def _metered_span(ln: Line) -> re.Match | tuple[int, int] | None:
 
 def metered_lines(skill: ParsedSkill) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
     """(core, optional) lines that use the key or API of a vendor billed by use."""
-    hits = _hits(_lines(skill), _metered_span)
+    # a find holds a vendor's name (METERED_USE's vendor or a metered credential name's): blanking
+    # links only turns characters into spaces, so the name is in the line as written
+    hits = _hits(_lines(skill, METERED_VENDOR), _metered_span)
     return (_evidence([h for h in hits if not h.optional]), _evidence([h for h in hits if h.optional]))
 
 
@@ -249,7 +259,7 @@ def _local_vars(lines: tuple[Line, ...], names: set[str]) -> set[str]:
 def api_key(skill: ParsedSkill) -> RuleResult:
     """A key or token of an outside service that is not metered (those are executable.paid_service)."""
     lines = _lines(skill)
-    names = {v for ln in lines for v in credential_vars(ln.text)} | set(_declared_env(skill))
+    names = {v for ln in _lines(skill, CREDENTIAL_VAR) for v in credential_vars(ln.text)} | set(_declared_env(skill))
     local = _local_vars(lines, names)
     declared = [e for e in _declared_env(skill) if credential_vars(e) and not metered(e) and e not in local]
 
@@ -258,7 +268,7 @@ def api_key(skill: ParsedSkill) -> RuleResult:
             return None
         return _var_span(ln.text, credential_vars(ln.text)) or _API_KEY_PHRASES.search(ln.text) \
             or (_BARE_KEY.search(ln.text) if ln.setup else None)
-    hits = _hits(lines, find)
+    hits = _hits(_lines(skill, CREDENTIAL_VAR, _API_KEY_PHRASES, _BARE_KEY), find)
     # one bare `$X_TOKEN` in an example is a remark; "requires X_API_KEY", `export X_API_KEY=` is a need
     return _verdict("needs.api_key", hits, "needs an API key or token of an outside service",
                     "needs no API key or token", declared=declared, core_needed=2,
@@ -266,11 +276,11 @@ def api_key(skill: ParsedSkill) -> RuleResult:
 
 
 def account(skill: ParsedSkill) -> RuleResult:
-    lines = _lines(skill)
-    hits = _hits(lines, lambda ln: _first(ln.text, _ACCOUNT, _VENDOR_ACCOUNT)
+    hits = _hits(_lines(skill, _ACCOUNT, _VENDOR_ACCOUNT, _CLI_LOGIN, _SETUP_ACCOUNT),
+                 lambda ln: _first(ln.text, _ACCOUNT, _VENDOR_ACCOUNT)
                  or (_CLI_LOGIN.search(ln.text) if ln.in_code or "`" in ln.text else None)
                  or (_SETUP_ACCOUNT.search(ln.text) if ln.setup else None))
-    gh = _hits(lines, lambda ln: _GH_REMOTE.search(ln.text))
+    gh = _hits(_lines(skill, _GH_REMOTE), lambda ln: _GH_REMOTE.search(ln.text))
     # one `gh pr view` among many local commands is a side remark; a workflow of them is a need
     if len([h for h in gh if not h.optional]) >= 2:
         hits += gh
@@ -302,7 +312,8 @@ def mcp(skill: ParsedSkill) -> RuleResult:
     if _MCP_BUILD.search(f"{skill.name}\n{skill.description}"):
         return passed("needs.mcp", "builds or tests an MCP server: local work")
     tools = [t for t in skill.tools if _MCP_TOOL.search(t) and not _MCP_DOCS.search(t)]
-    hits = _hits(_lines(skill), _mcp_line)
+    # blanking file names leaves runs of 4+ spaces, which no literal of these patterns holds
+    hits = _hits(_lines(skill, _MCP_TOOL, _MCP), _mcp_line)
     if tools:   # the skill asks its harness for these tools: it does not run without them
         return RuleResult("needs.mcp", Outcome.FAIL, "needs MCP tools: " + ", ".join(tools[:5]),
                           "front matter allowed-tools")
@@ -317,15 +328,14 @@ def wallet(skill: ParsedSkill) -> RuleResult:
     if not _WALLET_HINT.search(skill.raw_text) and not skill.env_vars:
         return passed("needs.wallet", "needs no crypto wallet")
     declared = [e for e in _declared_env(skill) if re.search(r"WALLET|MNEMONIC|SEED_PHRASE|PRIVATE_KEY", e)]
-    hits = _hits(_lines(skill), lambda ln: _WALLET.search(ln.text))
+    hits = _hits(_lines(skill, _WALLET), lambda ln: _WALLET.search(ln.text))
     return _verdict("needs.wallet", hits, "needs a crypto wallet or on-chain transactions",
                     "needs no crypto wallet", declared=declared)
 
 
 def saas(skill: ParsedSkill) -> RuleResult:
     about = {m.group(0).lower() for m in _SAAS_NAME.finditer(f"{skill.name}\n{skill.description}")}
-    lines = _lines(skill)
-    hits = _hits(lines, lambda ln: (m := _SAAS_WORK.search(ln.text)) and (
+    hits = _hits(_lines(skill, _SAAS_WORK), lambda ln: (m := _SAAS_WORK.search(ln.text)) and (
         bool(about & {n.group(0).lower() for n in _SAAS_NAME.finditer(ln.text)}) or not _SAAS_NAME.search(ln.text)) and m)
     if not about:
         # a skill that is not about a hosted product needs it only where it works in one repeatedly
@@ -351,11 +361,11 @@ def _may_network(text: str) -> bool:
 
 
 def network_service(skill: ParsedSkill) -> RuleResult:
-    if _LOCAL_CLUSTER.search(skill.raw_text):
+    if may_match(skill.raw_text, _LOCAL_CLUSTER) and _LOCAL_CLUSTER.search(skill.raw_text):
         return passed("needs.network_service", "starts the servers it talks to itself")
     declared = [e for e in _declared_env(skill) if _NETWORK_ENV.match(e) and not credential_vars(e)]
     # a CI or compose file the skill writes (`docker push`, `kubectl rollout` in its YAML) runs elsewhere
-    hits = _hits(_lines(skill), lambda ln: None if ln.in_config or not _may_network(ln.text)
+    hits = _hits(_lines(skill, _NETWORK, _SERVER_PREREQ), lambda ln: None if ln.in_config or not _may_network(ln.text)
                  or _LOCALHOST.search(ln.text) else
                  _NETWORK.search(ln.text) or (_SERVER_PREREQ.search(ln.text) if ln.setup else None))
     return _verdict("needs.network_service", hits, "talks to a server it does not run (database, cluster, "

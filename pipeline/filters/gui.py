@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from pipeline.filters.base import RuleResult, compile_all, from_hits, passed
+from pipeline.filters.required_literals import line_index
 from workbench.models import Outcome, ParsedSkill
 
 RULE = "executable.gui"
@@ -58,7 +59,12 @@ def _action_at(line: str) -> bool:
 def gui(skill: ParsedSkill) -> RuleResult:
     hits: list[tuple[int, str]] = []
     in_fence = False
-    for n, line in enumerate(skill.raw_text.splitlines(), start=1):
+    # only fence lines and lines an action pattern could match change the outcome
+    index = line_index(skill.raw_text)
+    fences, actions = index.candidates((_FENCE,)), index.candidates(tuple(_ACTIONS))
+    visit = range(len(index.lines)) if fences is None or actions is None else sorted({*fences, *actions})
+    for i in visit:
+        line, n = index.lines[i], i + 1
         if _FENCE.match(line):
             in_fence = not in_fence
             continue

@@ -22,8 +22,7 @@ from __future__ import annotations
 import re
 
 from pipeline.filters.base import RuleResult, passed
-from pipeline.filters.external import _hits, _verdict
-from pipeline.filters.line_context import skill_lines
+from pipeline.filters.external import _hits, _lines, _verdict
 from pipeline.filters.workflow import concrete_commands, skill_commands
 from workbench.models import Outcome, ParsedSkill
 
@@ -68,12 +67,8 @@ _LOCAL_MODEL = re.compile(r"\b(ollama|llama\.?cpp|local (llm|model)s?|offline|on
 _OPTIONAL_BEFORE = re.compile(r"\b(optional(ly)?|if you have|can also)\b[^.;,]{0,25}$", re.I)
 
 
-def _lines(skill: ParsedSkill):
-    return skill_lines(skill.raw_text)
-
-
 def device(skill: ParsedSkill) -> RuleResult:
-    hits = _hits(_lines(skill), lambda ln: None if ln.in_front_matter and not ln.text.lstrip().startswith(
+    hits = _hits(_lines(skill, _DEVICE), lambda ln: None if ln.in_front_matter and not ln.text.lstrip().startswith(
         ("description", "name")) else _DEVICE.search(ln.text))
     return _verdict("needs.device", hits, "needs a physical device or a service on the local network",
                     "needs no device or LAN service", core_needed=2)
@@ -81,7 +76,8 @@ def device(skill: ParsedSkill) -> RuleResult:
 
 def live_target(skill: ParsedSkill) -> RuleResult:
     # an optional lookup ("identify the owner if needed: whois ...") is a side step of offline work
-    hits = [h for h in _hits(_lines(skill), lambda ln: None if _LOCAL_TARGET.search(ln.text) else _PROBE.search(ln.text))
+    hits = [h for h in _hits(_lines(skill, _PROBE),
+                             lambda ln: None if _LOCAL_TARGET.search(ln.text) else _PROBE.search(ln.text))
             if not h.optional]
     return _verdict("needs.live_target", hits, "probes real hosts on the network (DNS, TLS, ports)",
                     "probes no outside host", core_needed=2)
@@ -106,13 +102,13 @@ def remote_api(skill: ParsedSkill) -> RuleResult:
 
 
 def hosted_cli(skill: ParsedSkill) -> RuleResult:
-    hits = _hits(_lines(skill), lambda ln: _HOSTED_CLI.search(ln.text))
+    hits = _hits(_lines(skill, _HOSTED_CLI), lambda ln: _HOSTED_CLI.search(ln.text))
     return _verdict("needs.hosted_cli", hits, "runs the CLI of a hosted forge against its remote",
                     "runs no hosted forge's CLI", core_needed=2)
 
 
 def live_chain(skill: ParsedSkill) -> RuleResult:
-    hits = _hits(_lines(skill), lambda ln: _LIVE_CHAIN.search(ln.text))
+    hits = _hits(_lines(skill, _LIVE_CHAIN), lambda ln: _LIVE_CHAIN.search(ln.text))
     return _verdict("needs.live_chain", hits, "calls a live chain's RPC", "calls no chain RPC", core_needed=2)
 
 
@@ -133,7 +129,8 @@ def model_api(skill: ParsedSkill) -> RuleResult:
 def agent_runtime(skill: ParsedSkill) -> RuleResult:
     """Many lines of agent-runtime work and fewer shell commands than them: the core runs in the
     agent's runtime. A skill of shell work that also delegates passes."""
-    hits = [h for h in _hits(_lines(skill), lambda ln: _AGENT_RUNTIME.search(ln.text)) if not h.optional]
+    hits = [h for h in _hits(_lines(skill, _AGENT_RUNTIME), lambda ln: _AGENT_RUNTIME.search(ln.text))
+            if not h.optional]
     commands = concrete_commands(skill_commands(skill))
     if len(hits) >= MIN_RUNTIME_LINES and len(hits) > len(commands):
         shown = "; ".join(f"line {h.line.number}: {h.line.text.strip()[:120]}" for h in hits[:3])
