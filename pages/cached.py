@@ -26,6 +26,7 @@ from workbench.store import rollouts as rollout_store
 from workbench.store import scenarios as scenario_store
 from workbench.store import skills as skill_store
 from workbench.store import status as status_store
+from workbench.store import strength as strength_store
 from workbench.store import task_events
 from workbench.store import trajectory_judgements
 from workbench.store import tasks as task_store
@@ -84,6 +85,8 @@ checks_for = store_query(task_store.checks_for, max_entries=64)
 task_withdrawal = store_query(task_events.withdrawal, max_entries=64)
 task_history = store_query(task_events.history, max_entries=64)
 task_judgements = store_query(trajectory_judgements.judgements, max_entries=64)
+task_strength = store_query(strength_store.strength_for, max_entries=64)
+run_strength = store_query(strength_store.strength_frame, max_entries=16)
 funnel_counts = store_query(task_store.funnel_counts, max_entries=32)
 calls_frame = store_query(llm_calls.calls_frame, max_entries=4)
 attempts_for = store_query(repair_store.attempts_for, max_entries=64)

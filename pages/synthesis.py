@@ -5,6 +5,7 @@ from analysis import repairs_view as rv
 from analysis import synth_fidelity as sf
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
+from analysis import verifier_strength as vs
 from pages import cached
 from pages.shared import provider_note, workspace
 from pipeline.synth import jobs
@@ -155,6 +156,13 @@ def _live_view(run_id: str) -> None:
             st.markdown(f"**Skills no step exercised ({len(gaps)})**: no generator could run their own workflow "
                         "in a task, so their steps stand connective.")
             st.dataframe(gaps, hide_index=True, width="stretch", key="synth_gaps")
+    if status not in ("running", "starting"):
+        strengths = cached.run_strength(ws, run_id)
+        if len(strengths):
+            st.plotly_chart(vs.strength_figure(strengths), width="stretch", key=f"synth_strength_{run_id}")
+        else:
+            st.caption("Verifier strength: not measured for this run's tasks. "
+                       + vs.HOW_TO_MEASURE.format(scope=f" --run-id {run_id}"))
     if status == "running":
         if st.button("Cancel run", key="synth_cancel"):
             if jobs.cancel(ws, run_id):

@@ -7,6 +7,7 @@ from analysis import repairs_view as rv
 from analysis import synth_fidelity as sf
 from analysis import synth_runs as runs_view
 from analysis import tasks_view as tv
+from analysis import verifier_strength as vs
 from analysis import withdrawals
 from analysis.display import plain_log, text_or_missing
 from pages import cached
@@ -186,6 +187,14 @@ with tab_checks:
             if extra := tv.other_details(details):
                 st.json(extra, expanded=False)
             st.code(plain_log(c["log"]) or "(no log)", language="text")
+    strength = cached.task_strength(ws, tid)
+    with st.expander(f"Verifier strength · {vs.summary(strength)}", expanded=False, icon=":material/shield:"):
+        if strength is None:
+            st.caption(vs.HOW_TO_MEASURE.format(scope=f" --tasks {tid}"))
+        else:
+            st.dataframe(vs.command_table(strength), hide_index=True, width="stretch", key=f"strength_{tid}")
+            st.caption("untested: the command changes the state but no test fails without it (an untested "
+                       "requirement); no effect: nothing it does is seen by the tests or the state (noise).")
 
 with tab_repairs:
     st.markdown(f"**{rv.history_note(t, attempts)}**")

@@ -162,7 +162,7 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     se.set_defaults(func=cmd_skills_export)
     cli_evaluate.add_command(ssub, common, current_skill_rows)
 
-    s = sub.add_parser("tasks", parents=[common], help="the synthesized tasks")
+    s = sub.add_parser("tasks", parents=[common], help="the synthesized tasks: export, verifier strength")
     tsub = s.add_subparsers(dest="tasks_command", required=True)
     te = tsub.add_parser("export", parents=[common],
                          help="one JSON row per task: id, name, verdict, category, bundle folder, steps "
@@ -171,6 +171,8 @@ def add_commands(sub, common: argparse.ArgumentParser) -> None:
     te.add_argument("--run-id", default=None, help="only the tasks of this synthesis run (default: every task)")
     te.add_argument("--out", type=Path, default=None, help="write to this file instead of stdout")
     te.set_defaults(func=cmd_tasks_export)
+    from workbench import cli_strength
+    cli_strength.add_command(tsub, common)
 
     from pipeline.export.chat_rows import EPISODES
     from pipeline.export.trajectories import FILTERS, FORMATS

@@ -76,6 +76,12 @@ def solution_steps(solve_sh: str) -> list[SolutionStep]:
     return _marked(lines) or _commands(solve_sh, lines)
 
 
+def command_steps(solve_sh: str) -> list[SolutionStep]:
+    """The top-level commands of `solve_sh`, markers or not (the verifier strength measure:
+    one command left out at a time), set-up lines left out."""
+    return _commands(solve_sh, solve_sh.splitlines())
+
+
 def pick_step(steps: list[SolutionStep], seed: int) -> SolutionStep:
     """The step a seed leaves out: seeds 0, 1, … n-1 leave out each of n steps once, so k
     rollouts of a task probe k different steps. Raises NoStepError when there is none."""

@@ -3,7 +3,7 @@ functions and real bundles, for the Synthesis and Tasks page tests (AppTest and 
 
 Four sampled paths of the graph workspace: one task accepted, one rejected at the oracle
 check, one rejected by the rubric judge, and one path whose synthesis failed. Funnel:
-sampled 4 → synthesized 3 → built 3 → no-op ok 3 → oracle ok 2 → rubric ok 1 → decontam ok 1 →
+sampled 4 → synthesized 3 → built 3 → no-op ok 3 → oracle ok 2 → red-team ok 2 (not run) → rubric ok 1 → decontam ok 1 →
 judge ok 1 (an offline task is not judged) → accepted 1.
 """
 from __future__ import annotations
@@ -19,8 +19,8 @@ from workbench.store import tasks as store
 from tests.helpers import judged
 
 RUN_ID = "synth-fixture01"
-FUNNEL = {"sampled": 4, "synthesized": 3, "built": 3, "noop": 3, "oracle": 2, "rubric": 1, "decontam": 1, "judge": 1,
-          "accepted": 1}
+FUNNEL = {"sampled": 4, "synthesized": 3, "built": 3, "noop": 3, "oracle": 2, "redteam": 2, "rubric": 1, "decontam": 1,
+          "judge": 1, "accepted": 1}
 ORACLE_FAILURE = "assert 41 == 42: the count in /app/out.txt is off by one"
 SENTENCE_MD = "Count the lines of `/app/server.log` that contain `ERROR` and write the number to `/app/out.txt`."
 SENTENCE = SENTENCE_MD.replace("`", "")  # what the tests' docstrings say: the rubric maps them to it

@@ -56,7 +56,7 @@ def test_an_llm_task_shows_each_repair_with_its_diff_and_its_cost_per_stage(page
                for c in repairs.caption)
     # the other tabs still render for an LLM task
     assert any("Count the errors (llm-marker-0)" in c.value for c in tabs["Files"].code)
-    assert len(tabs["Checks"].expander) == 5
+    assert len(tabs["Checks"].expander) == 5 + 1        # the checks and verifier strength
     assert frame(at, "step", "skill")["skill"].tolist() == llm.repaired.skill_names
 
 

@@ -57,6 +57,7 @@ class TaskRow:
     category: str
     bundle_dir: str         # absolute
     steps: list[TaskStep]
+    verifier_strength: float | None = None   # caught / effective solution commands; None: not measured
 
 
 def _line_of(location: str | None) -> int | None:
@@ -104,14 +105,17 @@ def task_rows(db: Database, workspace_root, run_id: str | None = None) -> list[T
     where = "WHERE task_id IN (SELECT task_id FROM run_tasks WHERE run_id = ?)" if run_id else ""
     with db.read() as con:
         tasks = con.execute(
-            f"""SELECT task_id, name, verdict, category, bundle_dir, skill_ids, recipes, skill_fidelity FROM tasks
-                {where} ORDER BY created_at, task_id""", [run_id] if run_id else []).fetchall()
+            f"""SELECT t.task_id, t.name, t.verdict, t.category, t.bundle_dir, t.skill_ids, t.recipes, t.skill_fidelity,
+                       s.strength
+                FROM tasks t LEFT JOIN task_strength s ON s.task_id = t.task_id AND s.bundle_hash = t.bundle_hash
+                {where.replace('task_id IN', 't.task_id IN')} ORDER BY t.created_at, t.task_id""",
+            [run_id] if run_id else []).fetchall()
     names = _skill_names(db, sorted({sid for t in tasks for sid in t[5]}))
     root = workspace_root.resolve()
     return [TaskRow(task_id, name, verdict, category, str(root / bundle_dir),
                     [_step(k, sid, names.get(sid), recipe, _fidelity_of(fidelity, k))
-                     for k, (sid, recipe) in enumerate(_pair_steps(list(skill_ids), list(recipes)), 1)])
-            for task_id, name, verdict, category, bundle_dir, skill_ids, recipes, fidelity in tasks]
+                     for k, (sid, recipe) in enumerate(_pair_steps(list(skill_ids), list(recipes)), 1)], strength)
+            for task_id, name, verdict, category, bundle_dir, skill_ids, recipes, fidelity, strength in tasks]
 
 
 def _fidelity_of(stored: str | None, step: int) -> dict | None:

@@ -461,6 +461,22 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         );
         """,
     ),
+    (
+        10,
+        "verifier strength per task: each solution command left out once (issue 27.3)",
+        """
+        CREATE TABLE task_strength (
+            task_id VARCHAR NOT NULL,
+            bundle_hash VARCHAR NOT NULL,       -- the bundle measured: a changed task is measured again
+            measured_at TIMESTAMP NOT NULL,
+            strength DOUBLE,                    -- caught / effective commands; NULL: nothing to catch or no reference
+            effective INTEGER NOT NULL,
+            caught INTEGER NOT NULL,
+            report JSON NOT NULL,               -- pipeline.verify.strength.StrengthReport.as_dict()
+            PRIMARY KEY (task_id, bundle_hash)
+        );
+        """,
+    ),
 ]
 
 LATEST_VERSION = MIGRATIONS[-1][0]
