@@ -1,11 +1,11 @@
-"""Where a command exercise's input files come from, and whether one fits the command.
+"""Where a command exercise's input files come from, and how each task draws its own.
 
 In order: a sample file the package ships (as for script exercises, pipeline.synth.exercise.inputs), an
 example of that type SKILL.md itself shows (a fenced ```json / ```csv / ```log block, or an inline JSON
-object), else data the recipes' generators draw (tables for CSV/TSV/JSON, application or access logs for
-log and text files). A source is taken only when the command can read it meaningfully, checked
-statically: a jq filter's keys are keys of the sample, an awk/cut/sort field number exists under the
-delimiter the command splits on, a grep pattern matches some line. The rest is left to the oracle run.
+object), else data the recipes' generators draw (tables for CSV/TSV/JSON, application logs as text or
+JSON lines, access logs). A source is taken only when the command can read it meaningfully (command_fit);
+the rest is left to the oracle run. Each task varies a sample (numbers drawn anew, a log thinned) or
+draws generated data afresh; a second file of one source is related to the first (most lines shared).
 """
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from ..recipes.base import StepContext
 from ..recipes.formats import render_lines, render_table
 from ..recipes.logs import APP_RE, app_log_lines, seed_access_log
 from ..recipes.seeds import TABLES
+from .command_fit import file_type, misfit
 from .command_line import CommandCall, Word
 from .inputs import MAX_INPUT_BYTES, NoSample, find_sample, varied_input
 from .package import SkillPackage
@@ -26,7 +27,6 @@ _FENCE = re.compile(r"^[ \t]{0,8}(```|~~~)[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)^[
 _LANG_EXT = {"json": "json", "jsonl": "jsonl", "ndjson": "jsonl", "csv": "csv", "tsv": "tsv", "yaml": "yaml",
              "yml": "yaml", "xml": "xml", "html": "html", "toml": "toml", "ini": "ini", "log": "log", "text": "txt",
              "txt": "txt", "plaintext": "txt", "markdown": "md", "md": "md"}
-_SAME_TYPE = {"yml": "yaml", "ndjson": "jsonl", "markdown": "md", "htm": "html", "conf": "ini", "cfg": "ini"}
 _GENERATED = frozenset({"csv", "tsv", "json", "jsonl", "log", "txt"})
 
 
@@ -35,10 +35,6 @@ class InputSource:
     kind: str            # package | example | generated
     ref: str             # the package path, "SKILL.md example" or the generator's name
     data: bytes = b""    # the sample's bytes (generated: drawn per task)
-
-
-def _ext(ext: str) -> str:
-    return _SAME_TYPE.get(ext, ext)
 
 
 def skill_examples(body: str) -> list[tuple[str, bytes, int]]:
@@ -79,153 +75,11 @@ def _usable(ext: str, data: bytes) -> bool:
     return True
 
 
-# --- does a sample fit the command? ----------------------------------------------------------------
-def _json_keys(node, out: set[str]) -> set[str]:
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out.add(str(k))
-            _json_keys(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _json_keys(v, out)
-    return out
-
-
-def _json_values(node, out: set[str]) -> set[str]:
-    if isinstance(node, dict):
-        for v in node.values():
-            _json_values(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _json_values(v, out)
-    elif isinstance(node, str):
-        out.add(node)
-    return out
-
-
-def _program(call: CommandCall, prog: str) -> str:
-    """The first literal after `prog` that is its program text (a quoted word), unquoted."""
-    seen = False
-    for w in call.words:
-        if w.kind == "literal" and w.text == prog:
-            seen = True
-        elif seen and w.kind == "literal" and w.text[:1] in "'\"":
-            return w.text[1:-1]
-        elif w.kind == "pipe":
-            seen = False
-    return ""
-
-
-def _flag_value(call: CommandCall, flags: tuple[str, ...]) -> str | None:
-    ws = [w.text.strip("'\"") for w in call.words]
-    for i, w in enumerate(ws):
-        for f in flags:
-            if w == f and i + 1 < len(ws):
-                return ws[i + 1]
-            if w.startswith(f) and len(w) > len(f) and not w.startswith("--"):
-                return w[len(f):]
-    return None
-
-
-def misfit(call: CommandCall, slot: Word, data: bytes) -> str:
-    """Why the command cannot read this sample meaningfully ('' when it can, as far as a static read tells)."""
-    text = data.decode("utf-8", "replace")
-    ext = _ext(slot.ext)
-    progs = set(call.programs)
-    if "jq" in progs and not {"-R", "--raw-input", "-n", "--null-input"} & {w.text for w in call.words}:
-        docs = _json_docs(text)
-        if docs is None:
-            return "is not JSON, which jq reads"
-        keys = set(re.findall(r"(?<![\w$])\.([A-Za-z_][A-Za-z0-9_]*)", _program(call, "jq")))
-        keys |= set(re.findall(r"\[\"([^\"]+)\"\]", _program(call, "jq")))
-        have: set[str] = set()
-        for doc in docs:
-            _json_keys(doc, have)
-        if keys - have:
-            return f"has no key {sorted(keys - have)[0]} the jq filter reads"
-        wanted = set(re.findall(r'==\s*"([^"]*)"', _program(call, "jq")))
-        values: set[str] = set()
-        for doc in docs:
-            _json_values(doc, values)
-        if wanted - values:
-            return f"has no value {sorted(wanted - values)[0]!r} the jq filter selects"
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    programs = " ".join(_program(call, p) for p in ("jq", "awk", "sed", "grep"))
-    dates = set(re.findall(r"\b(20\d\d-[01]\d-[0-3]\d)", programs))
-    if dates and not any(d in text for d in dates):   # a time window on days the sample does not cover
-        return f"has no entry on {sorted(dates)[0]}, the day the command selects"
-    if "awk" in progs:
-        fields = [int(n) for n in re.findall(r"\$(\d+)", _program(call, "awk"))]
-        sep = _flag_value(call, ("-F",))
-        if fields and not _has_fields(lines, max(fields), sep):
-            return f"has no field ${max(fields)} for awk"
-    if "cut" in progs:
-        spec = _flag_value(call, ("-f", "--fields")) or ""
-        nums = [int(n) for n in re.findall(r"\d+", spec)]
-        if nums and not _has_fields(lines, max(nums), _flag_value(call, ("-d", "--delimiter")) or "\t"):
-            return f"has no field {max(nums)} for cut"
-    if "sort" in progs:
-        key = _flag_value(call, ("-k", "--key")) or ""
-        m = re.match(r"(\d+)", key)
-        if m and not _has_fields(lines, int(m.group(1)), _flag_value(call, ("-t", "--field-separator"))):
-            return f"has no field {m.group(1)} to sort on"
-    if "grep" in progs:
-        pattern = _program(call, "grep") or _grep_pattern(call)
-        if pattern and not _matches(pattern, text, call):
-            return f"has no line the grep pattern {pattern!r} matches"
-    return ""
-
-
-def _json_docs(text: str) -> list | None:
-    """The JSON values of a file: one document, or one a line (JSON Lines); None when neither."""
-    try:
-        return [json.loads(text)]
-    except ValueError:
-        pass
-    try:
-        docs = [json.loads(x) for x in text.splitlines() if x.strip()]
-    except ValueError:
-        return None
-    return docs or None
-
-
-def _grep_pattern(call: CommandCall) -> str:
-    seen = False
-    for w in call.words:
-        if w.kind == "literal" and w.text in ("grep", "egrep", "fgrep"):
-            seen = True
-        elif seen and w.kind == "literal" and not w.text.startswith("-"):
-            return w.text.strip("'\"")
-        elif w.kind == "pipe" or (seen and w.kind != "literal"):
-            seen = False
-    return ""
-
-
-def _has_fields(lines: list[str], n: int, sep: str | None) -> bool:
-    if not lines:
-        return False
-    sep = {"\\t": "\t", "'\\t'": "\t", "$'\\t'": "\t"}.get(sep, sep) if sep else None
-    ok = sum(len(ln.split(sep) if sep else ln.split()) >= n for ln in lines)
-    return ok * 2 >= len(lines)
-
-
-def _matches(pattern: str, text: str, call: CommandCall) -> bool:
-    words = {w.text for w in call.words}
-    flags = re.I if any(w.startswith("-") and "i" in w[1:] and not w.startswith("--") for w in words) else 0
-    if any(w.startswith("-") and "F" in w[1:] and not w.startswith("--") for w in words):
-        return pattern.lower() in text.lower() if flags else pattern in text
-    py = pattern.replace(r"\|", "|").replace(r"\(", "(").replace(r"\)", ")").replace(r"\+", "+")
-    try:
-        return re.search(py, text, flags | re.M) is not None
-    except re.error:
-        return True
-
-
 # --- choosing and drawing a source -----------------------------------------------------------------
 def input_source(pkg: SkillPackage | None, body: str, call: CommandCall, slot: Word,
                  skip: set[str] = frozenset()) -> InputSource:
     """The first source that fits; NoSample says why none does."""
-    ext = _ext(slot.ext)
+    ext = file_type(slot.ext)
     misfits: list[str] = []
     if pkg is not None and len(pkg.files) > 1:
         try:
@@ -296,9 +150,60 @@ def draw(rng: random.Random, name: str, ext: str) -> bytes:
 def realize(rng: random.Random, src: InputSource, call: CommandCall, slot: Word) -> bytes:
     """The task's own input from its source: a sample varied (numbers drawn anew, a log's lines
     thinned), or freshly generated data; a draw that no longer fits is drawn again (a few times)."""
-    ext = _ext(slot.ext)
+    ext = file_type(slot.ext)
     for _ in range(6):
-        data = varied_input(rng, src.data, ext) if src.kind != "generated" else draw(rng, src.ref, ext)
+        data = _thinned(rng, varied_input(rng, src.data, ext), ext) if src.kind != "generated" \
+            else draw(rng, src.ref, ext)
         if not misfit(call, slot, data):
             return data
     return src.data if src.kind != "generated" else data
+
+
+def _thinned(rng: random.Random, data: bytes, ext: str) -> bytes:
+    """A JSON sample with a few records of each list of four or more left out (at least three kept), so
+    counts and groupings differ per task, not only the numbers."""
+    if ext not in ("json", "jsonl"):
+        return data
+
+    def thin(node):
+        if isinstance(node, dict):
+            return {k: thin(v) for k, v in node.items()}
+        if isinstance(node, list):
+            items = [thin(v) for v in node]
+            if len(items) >= 4 and all(isinstance(v, dict) for v in items):
+                kept = [v for v in items if rng.random() > 0.2]
+                return kept if len(kept) >= 3 else items
+            return items
+        return node
+    try:
+        if ext == "json":
+            return (json.dumps(thin(json.loads(data)), indent=2, ensure_ascii=False) + "\n").encode()
+        rows = [json.loads(x) for x in data.decode().splitlines() if x.strip()]
+        kept = thin(rows)
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept).encode()
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return data
+
+
+def related(rng: random.Random, src: InputSource, call: CommandCall, slot: Word, first: bytes) -> bytes:
+    """A second input from the same source as `first` (`comm a b`, `diff old new`, `join`): most of its
+    lines, some dropped and some new ones from another draw, so the two differ both ways; in sorted order
+    when `first` is sorted (what comm and join expect). Other types: `first` varied anew."""
+    ext = file_type(slot.ext)
+    if ext not in ("log", "txt", "csv", "tsv"):
+        return varied_input(rng, first, ext)
+    head = 1 if ext in ("csv", "tsv") else 0
+    lines = first.decode("utf-8", "replace").splitlines()
+    body, other = lines[head:], realize(rng, src, call, slot).decode("utf-8", "replace").splitlines()[head:]
+    if not body:
+        return first
+    keep = [ln for ln in body if rng.random() < 0.8] or body[:1]
+    fresh = [ln for ln in other if ln not in body]
+    add = rng.sample(fresh, min(len(fresh), max(1, len(body) // 5)))
+    if body == sorted(body):
+        new = sorted(keep + add)
+    else:
+        new = list(keep)
+        for ln in add:
+            new.insert(rng.randrange(len(new) + 1), ln)
+    return ("\n".join(lines[:head] + new) + "\n").encode()

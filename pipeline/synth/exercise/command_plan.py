@@ -124,15 +124,34 @@ def purpose_of(body: str, doc_line: str) -> str:
                 return _clean(s.lstrip("#"))
             if s and not s.startswith("#"):
                 break
-        for j in range(start - 1, max(-1, start - 4), -1):   # the prose that opens the block
-            if lines[j].strip():
-                return _clean(lines[j]) or _heading(lines, j)
-        return _heading(lines, start)
+        j = next((j for j in range(start - 1, max(-1, start - 4), -1) if lines[j].strip()), None)
+        return (_item(lines, j) if j is not None else "") or _heading(lines, start)   # the prose opening the block
     head, _, tail = raw.partition(f"`{doc_line}`")
-    if _clean(head) or _clean(tail):
-        return _clean(head) or _clean(tail)
-    before = next((lines[j] for j in range(at - 1, max(-1, at - 3), -1) if lines[j].strip()), "")
-    return (_clean(before) if not _FENCE_LINE.match(before) else "") or _heading(lines, at)
+    if _clean(head):
+        return _first_clause(_item(lines, at - 1) + " " + head if _LIST_MARK.sub("", head).strip() == head.strip()
+                             and at and lines[at - 1].strip() and raw[:1].isspace() else head)
+    if _clean(tail):
+        return _first_clause(tail)
+    j = next((j for j in range(at - 1, max(-1, at - 3), -1) if lines[j].strip()), None)
+    return (_item(lines, j) if j is not None and not _FENCE_LINE.match(lines[j]) else "") or _heading(lines, at)
+
+
+def _item(lines: list[str], j: int) -> str:
+    """The list item (or paragraph) line j ends, from its first line: its first clause, cleaned."""
+    parts = [lines[j]]
+    while j > 0 and lines[j][:1].isspace() and not re.match(r"^\s*(?:[-*+]|\d+[.)])\s", lines[j]) \
+            and lines[j - 1].strip() and not _FENCE_LINE.match(lines[j - 1]):
+        j -= 1
+        parts.insert(0, lines[j])
+    return _first_clause(" ".join(p.strip() for p in parts))
+
+
+def _first_clause(text: str) -> str:
+    """Up to the first sentence end or parenthesis, when what is left still says something."""
+    cleaned = _clean(text)
+    m = re.search(r"\. |\s\(|:\s", cleaned)
+    cut = cleaned[:m.start()].strip() if m else cleaned
+    return cut if len(cut) >= 8 and re.search(r"[A-Za-z]{3}", cut) else cleaned if re.search(r"[A-Za-z]{3}", cleaned) else ""
 
 
 def _heading(lines: list[str], at: int) -> str:

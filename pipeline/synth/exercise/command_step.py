@@ -17,7 +17,7 @@ import shlex
 from ..fidelity_rubric import QUOTE_CHARS, RubricScore, quotes_exist
 from ..recipes.base import Artifact, Check, Fragment, StepContext
 from ..skill_fit import StepFidelity
-from .command_inputs import realize
+from .command_inputs import realize, related
 from .command_line import Word
 from .command_plan import CommandOption, CommandPlan
 from .package import SKILLS_ROOT
@@ -115,8 +115,7 @@ def _files_for(ctx: StepContext, slug: str, plan: CommandOption, w: Word, src, d
         return out
     earlier = drawn.get(key)
     if earlier is not None:
-        from .inputs import varied_input
-        data = varied_input(ctx.rng, earlier, w.ext if w.ext != "txt" else "log")
+        data = related(ctx.rng, src, plan.call, w, earlier)
     else:
         data = realize(ctx.rng, src, plan.call, w)
         drawn[key] = data

@@ -26,6 +26,8 @@ COMMAND_CLASSES = (
     ("command: a program no sample can feed", r"no sample file can feed|not in the base image|Python code|needs keys"),
     ("command: no sample fits the command", r"no sample|fits the command"),
     ("command: not a command line", r"does not run|too long|several lines|several file patterns"),
+    ("command: program read from a file", r"reads its program from a file"),
+    ("command: discards its output (exit status only)", r"discards what it prints"),
 )
 # Reasons grouped for a table: the first pattern a reason matches names its class.
 CLASSES = (

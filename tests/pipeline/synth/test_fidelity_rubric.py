@@ -122,11 +122,14 @@ def _demo_step(category: str, name: str):
 def test_an_offline_task_on_a_demo_skill_carries_scores_and_evidence_in_its_metadata():
     """The bundled jq skill: the json-convert step runs its documented `jq -s -r` (2, both quotes
     verbatim, listed under the skills with how it is used); the table-filter-sort step only shares
-    a state kind or tool (1: connective, not listed)."""
+    a state kind or tool (1: connective, not listed). Packages off: with them on, the skill's own documented
+    jq command is its step (a command exercise, tests/pipeline/synth/exercise/test_command_step.py)."""
     from pipeline.synth.compose import synthesize_task
     from workbench.sandbox.task_toml import parse
     step, skill_md = _demo_step("data-processing", "jq-flatten-nested-json")
-    task = synthesize_task([step], 2, "workbench/base:latest")
+    exercised = parse(synthesize_task([step], 2, "workbench/base:latest").bundle.text("task.toml")).metadata
+    assert (exercised.skill_fidelity[0].recipe, exercised.skill_fidelity[0].score) == ("command-exercise", 2)
+    task = synthesize_task([step], 2, "workbench/base:latest", ship_skills=False)
     meta = parse(task.bundle.text("task.toml")).metadata.skill_fidelity
     assert [(f.recipe, f.score) for f in meta] == [("json-convert", 2), ("table-filter-sort", 1)]
     ev = meta[0].evidence

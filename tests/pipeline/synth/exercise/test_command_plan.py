@@ -83,6 +83,10 @@ def test_a_table_command_gets_a_generated_table_with_the_field_it_reads():
      "command: edits in place or writes unnamed files"),
     ("diff-heredoc", "diff a.txt - <<EOF", "heredoc", "command: shell variables, heredocs, background"),
     ("bc-calc", "bc -l sums.txt", "runs bc, which no sample file can feed", "command: a program no sample can feed"),
+    ("awk-file", "awk -f scripts/sum.awk data.csv", "awk reads its program from a file",
+     "command: program read from a file"),
+    ("jq-check", "jq -e . events.json > /dev/null", "discards what it prints",
+     "command: discards its output (exit status only)"),
 ])
 def test_each_class_of_command_a_task_cannot_run_is_refused_with_its_reason(name, line, reason, cls):
     got = _plan(name, line)
@@ -111,3 +115,10 @@ def test_the_purpose_is_the_skills_own_words_next_to_the_command():
     assert purpose_of(body, "grep -c x a.log") == "Count error lines per host"
     assert purpose_of(body, "cut -d' ' -f2 a.log | sort -u") == "Sorted unique hosts"
     assert purpose_of(body, "wc -l a.log  # Lines in the log") == "Lines in the log"
+
+
+def test_a_file_of_a_known_type_at_the_authors_path_is_an_input_the_task_supplies():
+    got = _plan("awk-status", "awk '{c[$9]++} END {for (s in c) print s, c[s]}' /var/log/nginx/access.log | sort")
+    assert isinstance(got, CommandPlan), got
+    slot = got.first.call.inputs[0]
+    assert slot.text == "/var/log/nginx/access.log" and got.first.sources[0].ref == "access-log"
