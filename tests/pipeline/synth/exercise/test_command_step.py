@@ -68,3 +68,22 @@ def test_packages_off_means_no_command_exercise_and_the_reason():
     task = _task(ship_skills=False)
     assert RECIPE_NAME not in task.recipes
     assert task.fidelity[0].gap == "skill packages are not shipped with this batch's tasks"
+
+
+def test_two_inputs_of_one_source_differ_both_ways_and_stay_sorted():
+    """`comm -13 a.txt b.txt` needs lines only b has: the second file shares most lines with the first,
+    drops some and adds some, in the sorted order comm reads."""
+    from pipeline.synth.skill_fit import parts_from_skill
+    body = ("---\nname: comm-lists\ndescription: Compare two sorted lists with comm.\n---\n# comm lists\n\n"
+            "Lines only in the second list:\n\n```bash\nLC_ALL=C comm -13 a.txt b.txt > only-b.txt\n```\n")
+    step = PathStep("id-comm", "comm-lists", "text-processing", "Compare two sorted lists with comm.", "a0", "a1",
+                    parts_from_skill(body), None)
+    task = synthesize_task([step, OTHER], 5, BASE, path_id="p9")
+    assert task.recipes[0] == RECIPE_NAME and task.fidelity[0].score == 2
+    a = task.bundle.text("environment/app/input/comm-lists/a.txt").splitlines()
+    b = task.bundle.text("environment/app/input/comm-lists/b.txt").splitlines()
+    assert set(b) - set(a) and set(a) - set(b) and len(set(a) & set(b)) > len(b) // 2
+    assert a == sorted(a) and b == sorted(b)
+    assert "LC_ALL=C comm -13 /app/input/comm-lists/a.txt /app/input/comm-lists/b.txt > " \
+           "/app/out/comm-lists/only-b.txt" in task.bundle.text("solution/solve.sh")
+    assert "Lines only in the second list" in task.bundle.text("instruction.md")
