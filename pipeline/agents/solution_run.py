@@ -80,8 +80,9 @@ def _restore_env(box) -> dict[str, str | None]:
     return {k: own.get(k) for k in toolchain.LOADER_ENV}
 
 
-def run_solve(box, timeout_s: float) -> SolveRun:
-    """Run /solution/solve.sh (already copied in) in /app with the image's environment."""
+def run_solve(box, timeout_s: float, extra_env: dict[str, str] | None = None) -> SolveRun:
+    """Run /solution/solve.sh (already copied in) in /app with the image's environment (and
+    `extra_env`, for a measure that pins what would differ run to run)."""
     argv = toolchain.python_argv(RUNNER, json.dumps(_restore_env(box)), f"{timeout_s:.3f}")
     peak, done = [0], threading.Event()
 
@@ -95,7 +96,8 @@ def run_solve(box, timeout_s: float) -> SolveRun:
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        res = box.run(argv, timeout_s + KILL_MARGIN_S, workdir="/app", environment=toolchain.LOADER_ENV)
+        res = box.run(argv, timeout_s + KILL_MARGIN_S, workdir="/app",
+                      environment={**(extra_env or {}), **toolchain.LOADER_ENV})
     finally:
         done.set()
         sampler.join(5)

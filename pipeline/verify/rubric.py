@@ -3,13 +3,22 @@ and nothing of the solution or the tests is reachable inside the environment.
 
 Checks (each problem names the file and what is wrong):
 - every `test_*` function carries a docstring that is a sentence of instruction.md;
+- every numbered requirement of instruction.md is the docstring of at least one test (or one of
+  its sentences is): a requirement no test checks is an untested promise;
 - every `/app/...` path a test names appears in instruction.md (the agent is told where);
 - no line of solve.sh (30+ characters) and no 10-word run of it appears in the instruction;
 - environment/ holds no file of solution/ or tests/, and no file named like one.
+
+Reported, not failed (`unchecked_inputs`): files the environment ships that test code reads (open,
+Path(...).read_*, a copy, a table or line reader) without their sha256 in the tests — ground truth
+an agent could edit. Whether such an edit pays is what the red-team probe's trivial-inputs attack
+finds out, with the task's own tests; a static rule cannot tell a read of ground truth from one of
+a file the task is meant to change.
 """
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 
 from pipeline import python_source
@@ -51,6 +60,72 @@ def _test_functions(source: str, where: str, problems: list[str]) -> list[tuple[
     return found
 
 
+_REQUIREMENT = re.compile(r"^\s*\d+[.)]\s+(.*)$")
+_READERS = {"open", "Path", "read_text", "read_bytes", "read_lines", "read_table", "copy", "copyfile", "copy2",
+            "load", "loads", "cmp", "parse", "connect"}
+
+
+def requirements(text: str) -> list[str]:
+    """The numbered requirements of an instruction, markdown stripped."""
+    return [m.group(1).replace("**", "").replace("`", "").strip() for line in text.splitlines()
+            if (m := _REQUIREMENT.match(line))]
+
+
+def untested_requirements(instruction: str, docstrings: list[str]) -> list[str]:
+    """Requirements no test docstring quotes (the whole line, or one of its sentences)."""
+    docs = {_norm(d) for d in docstrings}
+    out = []
+    for req in requirements(instruction):
+        sentences = {_norm(req)} | {_norm(s) for s in re.split(r"(?<=[.!?])\s+(?=[A-Z0-9])", req)}
+        if not sentences & docs:
+            out.append(req)
+    return out
+
+
+def shipped_files(bundle: TaskBundle) -> dict[str, bytes]:
+    """Container path -> bytes of each environment file the Dockerfile COPYs (or ADDs) in."""
+    copies = re.findall(r"(?im)^\s*(?:COPY|ADD)\s+(?:--\S+\s+)*(\S+)\s+(\S+)\s*$",
+                        bundle.files.get("environment/Dockerfile", b"").decode("utf-8", "replace"))
+    out = {}
+    for path, data in bundle.files.items():
+        rel = path[len("environment/"):] if path.startswith("environment/") else None
+        if rel is None or rel == "Dockerfile":
+            continue
+        for src, dst in copies:
+            src = src.rstrip("/").removeprefix("./")
+            if src in (".", "") or rel == src or rel.startswith(src + "/"):
+                tail = rel if src in (".", "") else rel[len(src):].lstrip("/")
+                out[(dst.rstrip("/") + "/" + tail) if tail else dst] = data
+    return out
+
+
+def read_paths(source: str) -> set[str]:
+    """String constants handed to a reading call in test code (docstrings are no code)."""
+    try:
+        tree = python_source.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+            inner = node.func.value if isinstance(node.func, ast.Attribute) else None
+            if isinstance(inner, ast.Call):            # Path('/app/x').read_bytes()
+                name = getattr(inner.func, "id", getattr(inner.func, "attr", name))
+                node = inner
+            if name in _READERS:
+                out |= {a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+    return out
+
+
+def unchecked_inputs(bundle: TaskBundle, tests: dict[str, str]) -> list[str]:
+    """Shipped files that test code reads without their sha256 anywhere in the tests."""
+    shipped = shipped_files(bundle)
+    text = "\n".join(tests.values())
+    reads = set().union(*(read_paths(src) for src in tests.values())) if tests else set()
+    return sorted(p for p in reads & set(shipped) if hashlib.sha256(shipped[p]).hexdigest() not in text)
+
+
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9_./-]+", text.lower())
 
@@ -62,10 +137,13 @@ def check_rubric(bundle: TaskBundle) -> CheckResult:
     sentences = instruction_sentences(instruction)
     n_tests = 0
     mapped = []
-    for path in sorted(p for p in bundle.files if p.startswith("tests/") and p.endswith(".py")
-                       and not p.startswith(SKILL_REF_DIR)):   # a shipped skill's code, not this task's tests
-        for name, doc, body in _test_functions(bundle.text(path), path, problems):
+    docstrings: list[str] = []
+    test_sources = {p: bundle.text(p) for p in sorted(bundle.files) if p.startswith("tests/") and p.endswith(".py")
+                    and not p.startswith(SKILL_REF_DIR)}   # a shipped skill's code, not this task's tests
+    for path, source in test_sources.items():
+        for name, doc, body in _test_functions(source, path, problems):
             n_tests += 1
+            docstrings += [doc] if doc else []
             if not doc:
                 problems.append(f"{path}::{name}: no docstring naming the instruction sentence it checks")
             elif _norm(doc) not in sentences:
@@ -77,6 +155,10 @@ def check_rubric(bundle: TaskBundle) -> CheckResult:
                     problems.append(f"{path}::{name}: reads {app_path}, which instruction.md never mentions")
     if n_tests == 0:
         problems.append("tests/: no pytest test functions found")
+    else:
+        for req in untested_requirements(instruction, docstrings):
+            problems.append(f"tests/: no test checks the requirement {req[:100]!r} of instruction.md "
+                            "(no test's docstring quotes it)")
     solve = bundle.files.get("solution/solve.sh", b"").decode("utf-8", "replace")
     for line in solve.splitlines():
         s = line.strip()
@@ -105,4 +187,5 @@ def check_rubric(bundle: TaskBundle) -> CheckResult:
     reason = "ok" if not problems else f"{len(problems)} rubric problem(s): {problems[0]}"
     # `tests` is kept for per-test outcomes of checks that run them; the rubric only counts.
     return CheckResult(name="rubric", passed=not problems, reason=reason, log="\n".join(problems),
-                       details=CheckDetails(problems=problems, test_count=n_tests, mapped=mapped))
+                       details=CheckDetails(problems=problems, test_count=n_tests, mapped=mapped,
+                                            unchecked_inputs=unchecked_inputs(bundle, test_sources)))

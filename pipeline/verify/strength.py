@@ -12,7 +12,8 @@ since the run began), then the sealed tests run. A command is
 - *untested* when effective but not caught: work the solution does that no test checks.
 strength = caught / effective (None for a solution with no effective command).
 
-Costs two full runs and one run per command, each a trial of its own (`concurrency` at once): it
+Every run has Git's dates and SOURCE_DATE_EPOCH pinned (PINNED_TIME), the second full run comes
+last. Costs two full runs and one run per command, each a trial of its own (`concurrency` at once): it
 is measured on demand (`workbench tasks strength`), not in every verification.
 """
 from __future__ import annotations
@@ -92,6 +93,10 @@ print(json.dumps({"tree": tree.hexdigest()[:24], "files": files, "more": more}))
 """
 _SKIP = json.dumps({"prefixes": SKIP_PREFIXES, "parts": SKIP_PARTS, "max": MAX_FILES})
 NOW_NS = "import time; print(time.time_ns())"
+# Pinned for every run of the measure, so that a commit or a reproducible archive made by any run
+# is the same bytes: otherwise each cut's own timestamps would read as an effect of the cut.
+PINNED_TIME = {"GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+               "SOURCE_DATE_EPOCH": "1767225600"}
 
 
 class CutSolutionAgent(ScriptedAgent):
@@ -108,7 +113,7 @@ class CutSolutionAgent(ScriptedAgent):
         script = without_steps(solve, [self.cut], by="the strength measure") if self.cut else solve
         ctx.box.put(dict(ctx.bundle.under("solution"), **{"solve.sh": script.encode()}), "/solution")
         started = ctx.box.run(toolchain.python_argv(NOW_NS), 30, environment=toolchain.LOADER_ENV)
-        run = run_solve(ctx.box, ctx.timeout_s)
+        run = run_solve(ctx.box, ctx.timeout_s, extra_env=PINNED_TIME)
         status, reason = solve_status(run, ctx.box)
         if status == "script_failed":            # a cut often makes a later command fail: the tests decide
             status, reason = "completed", ""
@@ -177,13 +182,36 @@ class StrengthReport:
 TREE_CHANGED = "(paths, modes or owners)"
 
 
-def _differs(full: dict, cut: dict, unstable: set[str]) -> list[str]:
-    """Paths whose contents differ (an unstable one only when it is there in one run and not
-    the other); else TREE_CHANGED when only the listing differs (a folder made, a mode or owner
-    changed); else nothing."""
+def unstable_paths(first: dict, second: dict) -> set[str]:
+    """What two full runs disagree on: paths of different contents (or made by one only), and
+    TREE_CHANGED when their listings differ (then a listing alone never shows a cut's effect)."""
+    out = set(_differs(first, second, set()))
+    if first["tree"] != second["tree"]:
+        out.add(TREE_CHANGED)
+    return out
+
+
+def volatile_dirs(first: dict, second: dict) -> set[str]:
+    """Folders whose entries come and go between two full runs: the grandparent of a file only one
+    of them made (a Git object's `objects/ab/…`, a `mkdtemp` folder in /tmp): there, a file made
+    or missing says nothing about a cut."""
+    one_sided = set(first["files"]) ^ set(second["files"])
+    return {p.rsplit("/", 2)[0] or "/" for p in one_sided if p.count("/") >= 2}
+
+
+def _differs(full: dict, cut: dict, unstable: set[str], volatile: set[str] = frozenset()) -> list[str]:
+    """Paths whose contents differ: an unstable one (its contents differ between two full runs)
+    only when it is there in one run and not the other, and that not under a volatile folder;
+    else TREE_CHANGED when only the listing differs (a folder made, a mode or owner changed)."""
     a, b = full["files"], cut["files"]
-    changed = sorted(p for p in set(a) | set(b)
-                     if a.get(p) != b.get(p) and not (p in unstable and p in a and p in b))
+
+    def counts(p: str) -> bool:
+        if a.get(p) == b.get(p):
+            return False
+        if p in a and p in b:
+            return p not in unstable
+        return not any(p.startswith(v.rstrip("/") + "/") for v in volatile)
+    changed = sorted(p for p in set(a) | set(b) if counts(p))
     if not changed and full["tree"] != cut["tree"] and TREE_CHANGED not in unstable:
         return [TREE_CHANGED]
     return changed
@@ -201,9 +229,10 @@ def measure_strength(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskTo
         return run_trial(engine, image, bundle, cfg, CutSolutionAgent(cut), task_id=cfg.name,
                          trial_id=f"strength-{uuid.uuid4().hex[:12]}", timeout_scale=timeout_scale)
 
+    # the second full run last: what depends on the clock then differs between the two
     with ThreadPoolExecutor(max(1, concurrency)) as pool:
-        runs = list(pool.map(trial, [None, None, *steps]))
-    full, again, cuts = runs[0], runs[1], runs[2:]
+        runs = list(pool.map(trial, [None, *steps, None]))
+    full, again, cuts = runs[0], runs[-1], runs[1:-1]
     states = [r.agent.details.get("state") for r in (full, again)]
     if not full.passed or None in states:
         if full.passed:
@@ -212,11 +241,12 @@ def measure_strength(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskTo
             why = full.problem or full.agent.error or f"the tests fail ({', '.join(failing(full.tests)[:3])})"
         return StrengthReport(None, [], problem=f"the full solution gives no reference: {why}",
                               seconds=time.monotonic() - t0)
-    unstable = set(_differs(states[0], states[1], set()))
+    unstable = unstable_paths(*states)
+    volatile = volatile_dirs(*states)
     rows = []
     for step, run in zip(steps, cuts):
         state = run.agent.details.get("state")
-        changed = _differs(states[0], state, unstable) if state else []
+        changed = _differs(states[0], state, unstable, volatile) if state else []
         rows.append(CommandRow(step.number, step.label, caught=not run.passed,
                                effect=None if state is None else bool(changed),
                                failing_tests=failing(run.tests)[:10] or ([run.problem[:200]] if run.problem else []),

@@ -59,7 +59,8 @@ with scratch({worker!r}, {run_dir!r}, {log_dir!r}):
     ctl = lambda cmd: run(["bash", {ctl!r}, cmd], timeout=30, stdin=subprocess.DEVNULL)
     try:
 '''
-_START = '''        assert ctl("start").returncode == 0
+_START = '''        assert os.access({ctl!r}, os.X_OK), "the control script is not executable"
+        assert ctl("start").returncode == 0
         pid = int(read_text({pidfile!r}).strip())
         assert alive(pid), "the pid in the pidfile is not running"
         # Until the forked shell has exec'd the worker, its command line is the caller's: wait a little.
@@ -110,7 +111,7 @@ def _daemon_build(ctx: StepContext, a: Artifact) -> Fragment:
               f"{interval} and `log` to `{log}`.",
               [("config", f"cp = configparser.ConfigParser()\nassert cp.read({conf!r}), 'no config'\n"
                           f"assert dict(cp['worker']) == {{'watch': {a.path!r}, 'interval': '{interval}', 'log': {log!r}}}")]),
-        Check(f"Write `{ctl}`, a bash script whose `start` runs `{worker} --config {conf}` in the background detached "
+        Check(f"Write `{ctl}`, an executable bash script whose `start` runs `{worker} --config {conf}` in the background detached "
               f"from the caller, with its PID in `{pidfile}`, and exits 0, starting no second copy when one runs.",
               [("start", head + _START.format(**fmt) + _END.format(**fmt))]),
         Check(f"Make `{ctl} status` print `running` and the PID and exit 0 while the worker runs, and print `stopped` and "

@@ -251,7 +251,8 @@ def _migrate_build(ctx: StepContext, a: Artifact) -> Fragment:
               f"creates the index `{index}` on `{indexed}` and sets `PRAGMA user_version` to 2, so that running "
               f"`001_init.sql` and then it on an empty database gives the new schema.",
               [("migration", f"tmp = os.path.join(tempfile.mkdtemp(), 'fresh.db')\ncon = sqlite3.connect(tmp)\n"
-                             f"con.executescript(read_text({mig + '/001_init.sql'!r}))\n"
+                             # the shipped 001_init.sql as synthesized, not as the agent may have left it
+                             f"con.executescript({init_sql!r})\n"
                              f"con.executescript(read_text({step!r}))\n{probe}")]),
         Check(f"Apply the migration to `{db}`.",
               [("applied", f"con = sqlite3.connect({db!r})\n{probe}")]),

@@ -45,3 +45,27 @@ def test_broken_python_is_reported():
     b = sum_bundle(extra_files={"tests/test_outputs.py": "def test_x(:\n"})
     r = check_rubric(b)
     assert not r.passed and "tests/test_outputs.py: not valid Python" in r.reason
+
+
+def test_a_requirement_no_test_checks_is_a_problem_about_the_tests():
+    from pipeline.verify.failures import rubric_artifact
+    b = sum_bundle(extra_files={"instruction.md": f"# Sum\n\n1. {SUM_SENTENCE}\n2. Keep a log of it in /app/log.txt.\n"})
+    r = check_rubric(b)
+    (problem,) = [p for p in r.details["problems"] if "no test checks" in p]
+    assert "'Keep a log of it in /app/log.txt.'" in problem and rubric_artifact(problem) == "tests"
+    # one sentence of a two-sentence requirement, quoted by a test, covers it
+    two = sum_bundle(extra_files={"instruction.md": f"# Sum\n\n1. {SUM_SENTENCE} Use any tool you like.\n"})
+    assert check_rubric(two).passed, check_rubric(two).log
+
+
+def test_shipped_inputs_the_tests_read_without_a_checksum_are_reported_not_failed():
+    import hashlib
+    reads = ('def test_sum():\n    """DOC"""\n    want = sum(int(x) for x in open("/app/numbers.txt"))\n'
+             '    assert open("/app/sum.txt").read().strip() == str(want)\n').replace("DOC", SUM_SENTENCE)
+    r = check_rubric(sum_bundle(extra_files={"tests/test_outputs.py": reads}))
+    assert r.passed and r.details["unchecked_inputs"] == ["/app/numbers.txt"]
+    digest = hashlib.sha256(b"1\n2\n3\n").hexdigest()
+    checked = reads.replace("    want", f"    assert sha256_of('/app/numbers.txt') == {digest!r}\n    want")
+    assert check_rubric(sum_bundle(extra_files={"tests/test_outputs.py": checked})).details["unchecked_inputs"] == []
+    # a path only named in a docstring or compared with is not read
+    assert check_rubric(sum_bundle()).details["unchecked_inputs"] == []

@@ -82,3 +82,22 @@ def test_the_cli_measures_accepted_tasks_once_and_the_export_carries_it(graph_wo
                           capture_output=True, text=True, timeout=120).stdout.splitlines()
     exported = {json.loads(r)["task_id"]: json.loads(r) for r in rows}
     assert exported[accepted[0]]["verifier_strength"] == 1.0
+
+
+def test_what_comes_and_goes_between_full_runs_is_no_effect_of_a_cut():
+    from pipeline.verify.strength import TREE_CHANGED, _differs, unstable_paths, volatile_dirs
+    # two full runs: a commit's objects get other names each time, a stamp other contents
+    full = {"tree": "t1", "more": 0, "files": {"/app/r/.git/objects/ab/cd": "x", "/app/out.txt": "6", "/app/.stamp": "1"}}
+    again = {"tree": "t2", "more": 0, "files": {"/app/r/.git/objects/ef/01": "y", "/app/out.txt": "6", "/app/.stamp": "2"}}
+    unstable = unstable_paths(full, again)
+    volatile = volatile_dirs(full, again)
+    assert volatile == {"/app/r/.git/objects"} and {"/app/.stamp", TREE_CHANGED} <= unstable
+    # a cut that changed nothing but made its own object names and stamp: no effect
+    cut = {"tree": "t3", "more": 0, "files": {"/app/r/.git/objects/99/aa": "z", "/app/out.txt": "6", "/app/.stamp": "3"}}
+    assert _differs(full, cut, unstable, volatile) == []
+    # one that left out.txt unwritten, or the stamp: an effect each
+    assert _differs(full, dict(cut, files={"/app/.stamp": "3"}), unstable, volatile) == ["/app/out.txt"]
+    assert _differs(full, dict(cut, files={"/app/out.txt": "6"}), unstable, volatile) == ["/app/.stamp"]
+    # only the listing differs (a mode, a folder) and the full runs agree on it
+    same = {"tree": "t1", "more": 0, "files": dict(full["files"])}
+    assert _differs(full, dict(same, tree="t9"), set(), set()) == [TREE_CHANGED]
