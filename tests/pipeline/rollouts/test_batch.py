@@ -74,6 +74,18 @@ def test_ablation_rollouts_have_per_test_failures(tasks_ws, engine):
     assert report.failure_classes == {"test_assertion": len(failed)}
 
 
+def test_red_team_rollouts_try_one_attack_each_and_get_no_reward(tasks_ws, engine):
+    from pipeline.agents.red_team.agent import ATTACK_ORDER
+    ws, ids = tasks_ws
+    report = run_rollouts(ws, agent="red-team", task_ids=ids[:1], k=len(ATTACK_ORDER), engine=engine)
+    assert report.status == "done" and report.ran == len(ATTACK_ORDER)
+    frame = store.rollouts_frame(ws.db, report.run_id)
+    assert frame.agent_label.str.contains("reward hacks, never the task").all()
+    assert not frame.passed.any() and (frame.reward.fillna(0) == 0).all()
+    attacks = sorted(store.get_rollout(ws.db, r)["details"]["attack"] for r in frame.rollout_id)
+    assert attacks == sorted(ATTACK_ORDER)          # sample k tried attack k
+
+
 def test_a_worker_exception_is_stored_as_a_crashed_rollout(tasks_ws, engine):
     """The second task's bundle changes on disk once the first rollout is stored: its worker
     raises, and the rollout is kept as `crashed` with the error, not lost."""
