@@ -21,8 +21,8 @@ MIN_COMMANDS = 2
 MIN_HUMAN_WORDS = 5
 HUMAN_SHARE = 0.6
 
-_HUMAN_WORK = re.compile(
-    r"\b(marketing|copywrit\w*|copy|headlines?|audiences?|brand(ing)?|voice|tone|personas?|buyers?|customers?|"
+_HUMAN_WORDS = (
+    r"marketing|copywrit\w*|copy|headlines?|audiences?|brand(ing)?|voice|tone|personas?|buyers?|customers?|"
     r"sales|selling|sell|funnels?|conversions?|campaigns?|ads?|advertis\w+|leads?|offers?|pricing|launch(es)?|"
     r"growth|seo|blog(s|ging)?|newsletters?|storytelling|story|stories|books?|chapters?|authors?|readers?|"
     r"ebooks?|writers?|writing|drafts?|prose|essays?|coach(ing|es)?|mindset|empath\w*|feelings?|emotion\w*|"
@@ -31,17 +31,56 @@ _HUMAN_WORK = re.compile(
     r"insights?|principles?|methodolog(y|ies)|psycholog\w+|habits?|motivation|procrastinat\w+|relationships?|"
     r"persuasi\w+|messaging|positioning|pitch(es)?|revenue|business(es)?|entrepreneurs?|startups?|investors?|"
     r"markets?|thinking|think|mental|cognitive|reflect\w*|journal\w*|goals?|priorit\w+|meetings?|clients?|"
-    r"people|humans?|managers?|leadership|hiring|candidates?|career|resume|profit\w*)\b", re.I)
-_TERMINAL_WORK = re.compile(
-    r"\b(files?|director(y|ies)|folders?|scripts?|commands?|terminal|shell|cli|run(s|ning)?|execut\w+|"
+    r"people|humans?|managers?|leadership|hiring|candidates?|career|resume|profit\w*")
+_HUMAN_WORK = re.compile(rf"\b({_HUMAN_WORDS})\b", re.I)
+_TERMINAL_WORDS = (
+    r"files?|director(y|ies)|folders?|scripts?|commands?|terminal|shell|cli|run(s|ning)?|execut\w+|"
     r"install\w*|build(s|ing)?|compil\w+|tests?|testing|repositor(y|ies)|repo|git|commits?|branch(es)?|code|"
     r"codebase|functions?|class(es)?|modules?|apis?|endpoints?|json|csv|yaml|toml|xml|sql|database|quer(y|ies)|"
     r"servers?|docker|containers?|logs?|errors?|debug\w*|config\w*|packages?|dependenc(y|ies)|python|node|"
     r"javascript|typescript|golang|rust|java|bash|npm|pip|regex|schemas?|pars\w+|paths?|bytes?|binar(y|ies)|"
-    r"process(es)?|stdout|stderr|exit code|flags?|arguments?|variables?|compiler|runtime|library|libraries|"
+    r"process(es)?|stdout|stderr",
+    r"exit code",
+    r"flags?|arguments?|variables?|compiler|runtime|library|libraries|"
     r"framework|sdk|http|url|requests?|responses?|kubernetes|cluster|deploy\w*|pdf|svg|png|html|css|markdown|"
-    r"tables?|columns?|rows?|data(set)?|pandas|numpy|lint\w*|format\w*|"
-    r"\w+\.(py|sh|js|ts|json|md|csv|yaml|yml|toml|go|rs|sql|txt|html))\b", re.I)
+    r"tables?|columns?|rows?|data(set)?|pandas|numpy|lint\w*|format\w*",
+    r"\w+\.(py|sh|js|ts|json|md|csv|yaml|yml|toml|go|rs|sql|txt|html)")
+_TERMINAL_WORK = re.compile(rf"\b({'|'.join(_TERMINAL_WORDS)})\b", re.I)
+# The same finds word by word (a pattern that tries a hundred alternatives at every word of a
+# long text was the rule's main cost): every alternative above but the phrase and the file name
+# is made of word characters, so between its \b's it matches a whole word or nothing.
+_WORDS = re.compile(r"(\w+)")   # split by it: separator, word, separator, word, ..., separator
+_HUMAN_WORD = re.compile(f"(?:{_HUMAN_WORDS})", re.I)
+_TERMINAL_WORD = re.compile(f"(?:{_TERMINAL_WORDS[0]}|{_TERMINAL_WORDS[2]})", re.I)
+_FILE_SUFFIX = re.compile(_TERMINAL_WORDS[3].split("\\.", 1)[1], re.I)
+
+
+@lru_cache(maxsize=1 << 16)
+def _human_word(word: str) -> bool:
+    return _HUMAN_WORD.fullmatch(word) is not None
+
+
+@lru_cache(maxsize=1 << 16)
+def _terminal_word(word: str) -> bool:
+    return _TERMINAL_WORD.fullmatch(word) is not None
+
+
+def work_words(text: str) -> tuple[list[str], int]:
+    """(`[m.group(0).lower() for m in _HUMAN_WORK.finditer(text)]`, `len(_TERMINAL_WORK.findall(text))`).
+    The terminal count takes each word an alternative is; 'exit code' counts one either way (its
+    'code' is one); a file name `x.py` counts one, and its suffix is no word of its own."""
+    parts = _WORDS.split(text)
+    words, seps = parts[1::2], parts[2::2]   # seps[i] follows words[i]
+    human = [w.lower() for w in words if _human_word(w)]
+    terminal = sum(map(_terminal_word, words))
+    taken = -1   # the suffix word of the last file name
+    for i in [i for i, sep in enumerate(seps) if sep == "."]:
+        if i != taken and i + 1 < len(words) and not _terminal_word(words[i]) and _FILE_SUFFIX.fullmatch(words[i + 1]):
+            terminal += not _terminal_word(words[i + 1])
+            taken = i + 1
+    return human, terminal
+
+
 # Fenced blocks that hold prose or a diagram, not a program.
 _PROSE_LANGS = {"", "text", "txt", "plain", "plaintext", "markdown", "md", "mermaid", "dot"}
 _FENCE = re.compile(r"^\s*(?:```+|~~~+)\s*([\w+-]*)")
@@ -207,8 +246,7 @@ def not_terminal(skill: ParsedSkill) -> RuleResult:
     text = skill.raw_text
     concrete = concrete_commands(skill_commands(skill))
     code = _code_blocks(text)
-    human = [w.group(0).lower() for w in _HUMAN_WORK.finditer(text)]
-    terminal = len(_TERMINAL_WORK.findall(text))
+    human, terminal = work_words(text)
     share = len(human) / (len(human) + terminal) if human else 0.0
     counts = (f"{len(concrete)} concrete command(s), {len(code)} code block(s), {terminal} words of "
               f"terminal work against {len(human)} of writing, business or people work")
