@@ -3,26 +3,21 @@
 Parsing a record and running the per-skill rules cost about a millisecond of CPU, which
 alone would hold one process under 1,000 records/s. So a large export's lines are read
 here (in bounded reads, see `jsonl_export.read_lines`) and handed out in blocks to a pool
-of spawned processes; results come back in line order, at most a few blocks ahead, so
-memory stays flat however long the export is. A small export is parsed in this process:
-starting workers costs more than it saves.
+of spawned processes (pipeline/ingest/worker_pool.py); results come back in line order, at
+most a few blocks ahead, so memory stays flat however long the export is. A small export is
+parsed in this process: starting workers costs more than it saves.
 """
 from __future__ import annotations
 
-import multiprocessing
-import os
-import threading
-import time
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from functools import partial
 
 from pipeline.filters import runner
 from pipeline.ingest import jsonl_export
 from pipeline.ingest.packages import JsonlExport
 from pipeline.ingest.skill_builder import build_skill
 from pipeline.ingest.skill_markdown import SkillFormatError
+from pipeline.ingest.worker_pool import in_order, worker_count
 from workbench.models import FilterVerdict, IngestProblem, ParsedSkill
 
 # A skill with its verdicts (computed where it was parsed), or a problem.
@@ -30,7 +25,6 @@ Parsed = tuple[ParsedSkill, list[FilterVerdict]] | IngestProblem
 
 BLOCK_LINES = 250
 POOL_MIN_BYTES = 2 << 20  # below this an export is parsed in this process
-_AHEAD = 3                # blocks in flight per worker
 
 
 def parse_lines(ref: JsonlExport, lines: list[tuple[int, bytes | None, int]]) -> list[Parsed]:
@@ -67,47 +61,8 @@ def _blocks(ref: JsonlExport) -> Iterator[list[tuple[int, bytes | None, int]]]:
         yield block
 
 
-def worker_count() -> int:
-    return min(8, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
-
-
-def _exit_with(parent: int) -> None:
-    """Worker initializer: end when the ingest that started us is gone (even SIGKILLed)."""
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(1)
-    threading.Thread(target=watch, daemon=True).start()
-
-
 def parse_export(ref: JsonlExport) -> Iterator[Parsed]:
     """Every record of the export, in line order."""
-    workers = worker_count()
-    blocks = _blocks(ref)
-    if workers < 2 or ref.path.stat().st_size < POOL_MIN_BYTES:
-        for block in blocks:
-            yield from parse_lines(ref, block)
-        return
-    # spawn: the caller may hold threads and database handles that a fork would copy. A
-    # script that calls ingest needs the usual `if __name__ == "__main__"` guard for it;
-    # where the pool cannot run, the rest of the export is parsed here.
-    pending: deque[tuple[list, Future]] = deque()
-    try:
-        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_exit_with, initargs=(os.getpid(),)) as pool:
-            for block in blocks:
-                pending.append((block, pool.submit(parse_lines, ref, block)))
-                if len(pending) >= workers * _AHEAD:
-                    yield from pending[0][1].result()
-                    pending.popleft()
-            while pending:
-                yield from pending[0][1].result()
-                pending.popleft()
-    except BrokenProcessPool:
-        for block, _ in pending:
-            yield from parse_lines(ref, block)
-        for block in blocks:
-            yield from parse_lines(ref, block)
-    finally:
-        for _, future in pending:
-            future.cancel()
+    workers = worker_count() if ref.path.stat().st_size >= POOL_MIN_BYTES else 1
+    for _, parsed in in_order(_blocks(ref), partial(parse_lines, ref), workers):
+        yield from parsed

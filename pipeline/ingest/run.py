@@ -1,6 +1,7 @@
 """`workbench ingest`: read packages, store new skills and versions, run the filters.
 
-Parsing touches no database. Results are committed in short transactions (see _Batch), so a
+Parsing touches no database (and runs in worker processes when there are many packages:
+pipeline/ingest/package_workers.py). Results are committed in short transactions (see _Batch), so a
 dashboard on the same workspace keeps reading and saving between them, and a killed ingest
 keeps every chunk it committed, with the problems found so far and the run's counts
 (running it again adds the rest).
@@ -17,14 +18,12 @@ from datetime import datetime
 from pathlib import Path
 
 from pipeline.filters import runner
-from pipeline.ingest import jsonl_workers, packages
-from pipeline.ingest.skill_builder import build_skill
-from pipeline.ingest.skill_markdown import SkillFormatError
+from pipeline.ingest import package_workers, packages
 from workbench.models import FilterVerdict, IngestProblem, ParsedSkill
 from workbench.store import skills as skill_store
 from workbench.workspace import Workspace
 
-Progress = Callable[[int, int, str], None]
+Progress = package_workers.Progress
 CHUNK = 40        # items per commit while commits are less than FLUSH_S apart
 MAX_CHUNK = 2000  # items per commit at most
 FLUSH_S = 0.25  # a dashboard sees an ingest move 4 times a second (at 1 s a 1,200-skill folder landed in one commit)
@@ -49,36 +48,10 @@ class IngestReport:
                 "errors": len(self.problems), "problems": [p.model_dump() for p in self.problems]}
 
 
-def _parse_all(refs, on_progress: Progress | None):
-    """Yield (ParsedSkill, its verdicts or None when not yet run) or an IngestProblem for every
-    package and JSONL record."""
-    total = len(refs)
-    for n, ref in enumerate(refs, start=1):
-        if on_progress:
-            on_progress(n - 1, total, str(getattr(ref, "folder", getattr(ref, "path", ""))))
-        if isinstance(ref, packages.JsonlExport):
-            try:
-                yield from jsonl_workers.parse_export(ref)
-            except OSError as exc:
-                yield IngestProblem(source=str(ref.path), file=str(ref.path), reason=f"cannot read: {exc.strerror}")
-            continue
-        source = str(ref.folder)
-        try:
-            text, files, digest = packages.read_folder(ref)
-            yield build_skill(text, where=f"{ref.folder}/SKILL.md", skill_key=ref.key,
-                              source_kind="folder", source_path=source, source_ref=ref.source_ref,
-                              package_files=files, content_hash=digest), None
-        except packages.PackageError as exc:
-            yield IngestProblem(source=source, file=exc.file, reason=exc.reason)
-        except SkillFormatError as exc:
-            yield IngestProblem(source=source, file=f"{ref.folder}/SKILL.md", reason=exc.reason)
-        except Exception as exc:  # a parser bug must cost one package, not the batch
-            yield IngestProblem(source=source, file=source, reason=f"could not be read: {exc!r}")
-    if on_progress:
-        on_progress(total, total, "done")
-
-
-def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None) -> IngestReport:
+def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None,
+           workers: int | None = None) -> IngestReport:
+    """workers: processes that read, parse and filter folder packages (default: one a CPU when
+    there are many packages; 1: all in this process). The outcome is the same either way."""
     report = IngestReport(run_id=uuid.uuid4().hex[:12])
     with ws.db.write() as con:
         con.execute("INSERT INTO ingest_runs (run_id, started_at, paths) VALUES (?, ?, ?)",
@@ -87,7 +60,7 @@ def ingest(ws: Workspace, paths: list[Path], on_progress: Progress | None = None
     known_ids, versions = skill_store.known_index(ws.db)
     batch = _Batch(ws, report)
     batch.problems.extend(problems)
-    for item in _parse_all(refs, on_progress):
+    for item in package_workers.parse_all(refs, dict(known_ids), on_progress, workers):
         if isinstance(item, IngestProblem):
             batch.problems.append(item)
         else:

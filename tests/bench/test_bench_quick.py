@@ -25,11 +25,10 @@ HELPER_MODULES = {"rollout_harbor_side.py"}
 # Benches that drive containers (directly or through Harbor or Ray's worker nodes).
 NEEDS_DOCKER = {"disk_poll.py", "terminal_turn.py", "test_phase_prelude.py", "verify_throughput.py",
                 "rollout_throughput.py", "llm_synth.py", "ray_scaling.py", "sealed_tests.py",
-                "ingest_throughput.py", "real_model_e2e.py", "red_team.py"}
+                "real_model_e2e.py", "red_team.py"}
 
 # Benches another issue's work owns: run when they have a --quick mode, skipped (saying whose) until then.
-OWNED_ELSEWHERE = {"curation_labels.py": "issue 25", "ingest_throughput.py": "issue 25",
-                   "sealed_tests.py": "issue 27", "real_model_e2e.py": "issue 26"}
+OWNED_ELSEWHERE = {"curation_labels.py": "issue 25", "sealed_tests.py": "issue 27", "real_model_e2e.py": "issue 26"}
 
 RESULT = re.compile(r"^RESULT \w[\w.]*=\S")   # values may hold spaces (a JSON object)
 LLM_ENV = ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "WORKBENCH_LLM_API_KEY", "OPENAI_API_KEY",
