@@ -13,6 +13,7 @@ import re
 import warnings
 
 from .command_line import CommandCall, Word
+from .command_sqlite import DB_EXTENSIONS, sql_misfit
 
 _SAME_TYPE = {"yml": "yaml", "ndjson": "jsonl", "markdown": "md", "htm": "html", "conf": "ini", "cfg": "ini"}
 
@@ -96,8 +97,10 @@ def _flag_value(call: CommandCall, flags: tuple[str, ...]) -> str | None:
 
 def misfit(call: CommandCall, slot: Word, data: bytes) -> str:
     """Why the command cannot read this sample meaningfully ('' when it can, as far as a static read tells)."""
-    text = data.decode("utf-8", "replace")
     ext = file_type(slot.ext)
+    if ext in DB_EXTENSIONS:
+        return sql_misfit(data, sql_of(call))
+    text = data.decode("utf-8", "replace")
     progs = set(call.programs)
     if "jq" in progs and not {"-R", "--raw-input", "-n", "--null-input"} & {w.text for w in call.words}:
         docs = _json_docs(text)
@@ -152,6 +155,19 @@ def misfit(call: CommandCall, slot: Word, data: bytes) -> str:
         if pattern and not _matches(pattern, text, call):
             return f"has no line the grep pattern {pattern!r} matches"
     return ""
+
+
+def sql_of(call: CommandCall) -> str:
+    """The SQL (or dot-commands) a documented sqlite3 call runs: its quoted arguments after the database."""
+    seen, out = False, []
+    for w in call.words:
+        if w.kind == "literal" and w.text == "sqlite3":
+            seen = True
+        elif seen and w.kind == "literal" and not w.text.startswith("-"):
+            out.append(w.text[1:-1] if w.text[:1] in "'\"" and w.text[-1:] == w.text[:1] else w.text)
+        elif w.kind == "pipe":
+            seen = False
+    return ";\n".join(out)
 
 
 def _json_docs(text: str) -> list | None:

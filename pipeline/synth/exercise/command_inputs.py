@@ -18,7 +18,8 @@ from ..recipes.base import StepContext
 from ..recipes.formats import render_lines, render_table
 from ..recipes.logs import APP_RE, app_log_lines, seed_access_log
 from ..recipes.seeds import TABLES
-from .command_fit import file_type, misfit
+from .command_fit import file_type, misfit, sql_of
+from .command_sqlite import DB_EXTENSIONS, build_database, schema_of, statements
 from .command_line import CommandCall, Word
 from .inputs import MAX_INPUT_BYTES, NoSample, find_sample, varied_input
 from .package import SkillPackage
@@ -80,6 +81,8 @@ def input_source(pkg: SkillPackage | None, body: str, call: CommandCall, slot: W
                  skip: set[str] = frozenset()) -> InputSource:
     """The first source that fits; NoSample says why none does."""
     ext = file_type(slot.ext)
+    if ext in DB_EXTENSIONS:
+        return _database_source(body, call, slot)
     misfits: list[str] = []
     if pkg is not None and len(pkg.files) > 1:
         try:
@@ -109,6 +112,21 @@ def input_source(pkg: SkillPackage | None, body: str, call: CommandCall, slot: W
         raise NoSample(f"no sample for {slot.text} fits the command: {misfits[0]}")
     raise NoSample(f"no sample of a .{slot.ext} file to build the input {slot.text} from (the package "
                    "and SKILL.md show none, and no generator makes one)")
+
+
+def _database_source(body: str, call: CommandCall, slot: Word) -> InputSource:
+    """A database with the tables SKILL.md creates, else with the generated datasets, that the SQL fits."""
+    rng = random.Random(f"plan|{call.doc_line}|{slot.text}")
+    schema = schema_of(body)
+    misfits = []
+    for kind, stmts in (("schema", schema), ("generated", [])):
+        if kind == "schema" and not stmts:
+            continue
+        why = misfit(call, slot, build_database(rng, stmts, sql_of(call)))
+        if not why:
+            return InputSource(kind, "SKILL.md schema" if stmts else "datasets", ";\n".join(stmts).encode())
+        misfits.append(f"{'a database of its SKILL.md schema' if stmts else 'a database of generated tables'} {why}")
+    raise NoSample(f"no sample for {slot.text} fits the command: {misfits[0]}")
 
 
 def _generators(ext: str, base: str, jq: bool) -> list[str]:
@@ -152,12 +170,16 @@ def realize(rng: random.Random, src: InputSource, call: CommandCall, slot: Word)
     thinned), or freshly generated data; a draw that no longer fits is drawn again (a few times)."""
     ext = file_type(slot.ext)
     for _ in range(6):
-        data = _thinned(rng, varied_input(rng, src.data, ext), ext) if src.kind != "generated" \
-            else draw(rng, src.ref, ext)
+        if ext in DB_EXTENSIONS:
+            data = build_database(rng, statements(src.data.decode()) if src.kind == "schema" else [], sql_of(call))
+        elif src.kind == "generated":
+            data = draw(rng, src.ref, ext)
+        else:
+            data = _thinned(rng, varied_input(rng, src.data, ext), ext)
         data = _sorted_for(call, ext, data)
         if not misfit(call, slot, data):
             return data
-    return src.data if src.kind != "generated" else data
+    return src.data if src.kind in ("package", "example") else data
 
 
 _SORTED_INPUT = frozenset({"comm", "join"})   # they read their files in sorted order

@@ -3,7 +3,8 @@
 `jq -r '.data[] | [.id, .title] | @tsv' responses/page-001.json | sort > tickets.tsv` becomes its pipeline
 of words, the file arguments marked: `responses/page-001.json` an input (a file of a known type the task
 supplies), `tickets.tsv` where the printed result goes. Program text (a jq filter, an awk or sed program,
-a grep pattern) is kept as written. Read statically: a line is refused, with the reason, when it talks to
+a grep pattern, sqlite3's SQL) is kept as written; a sqlite3 database argument is an input the task builds
+(command_sqlite) and its SQL must only read. Read statically: a line is refused, with the reason, when it talks to
 the network, works on the machine's own state (a repository, processes, a file tree), draws random values
 or the clock, edits its input in place, writes a file it does not name, runs a program the image lacks or
 no sample file can feed, leaves a placeholder or a shell variable to fill, or reads no input file at all.
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pipeline.shell_syntax import is_redirect, names_file, simple_commands, unquote
 
 from ..skill_fit import canonical_tool
+from .command_sqlite import DB_EXTENSIONS, reading_only
 from .invocation import FILE_EXTENSIONS, NotFillable
 from .script_facts import IMAGE_BINARIES
 
@@ -23,6 +25,7 @@ from .script_facts import IMAGE_BINARIES
 FILE_TOOLS = frozenset("""
     jq awk sed grep sort uniq cut tr wc head tail cat tac nl paste join comm diff cmp fold fmt expand unexpand
     rev od base64 sha256sum sha1sum sha512sum md5sum b2sum cksum sum numfmt openssl zstd xz bzip2 gzip python3 echo printf
+    sqlite3
 """.split())
 _PROGRAM_TEXT = {"jq": {"-f", "--from-file"}, "awk": {"-f", "--file"}, "sed": {"-e", "-f", "--expression", "--file"},
                  "grep": {"-e", "-f", "--regexp", "--file"}}   # first positional is the program unless one of these
@@ -38,6 +41,7 @@ _VALUE_FLAGS = {
     "fold": {"-w": 1}, "fmt": {"-w": 1}, "base64": {"-w": 1}, "numfmt": {"--field": 1, "--to": 1, "--from": 1},
     "openssl": {"-in": 1, "-out": 1, "-inform": 1, "-outform": 1}, "zstd": {"-o": 1}, "diff": {"--label": 1},
     "python3": {"-m": 1},
+    "sqlite3": {"-separator": 1, "-nullvalue": 1, "-newline": 1, "-cmd": 1, "-init": 1},
 }
 _OUTPUT_FLAGS = {"sort": {"-o", "--output"}, "openssl": {"-out"}, "zstd": {"-o"}}
 _STDOUT_FLAGS = {"zstd": {"-c", "--stdout"}, "xz": {"-c", "--stdout"}, "bzip2": {"-c", "--stdout"},
@@ -51,7 +55,7 @@ _STATE = {"git": "a repository", "find": "a file tree", "du": "a file tree", "ls
           "ip": "interfaces", "ss": "sockets", "id": "accounts", "whoami": "accounts", "getent": "accounts",
           "tmux": "a terminal session", "make": "a build tree", "tar": "a file tree", "zip": "a file tree",
           "unzip": "an archive", "chmod": "file modes", "chown": "file owners", "touch": "file times",
-          "tee": "files it writes", "logrotate": "a log folder", "sqlite3": "a database file"}
+          "tee": "files it writes", "logrotate": "a log folder"}
 _RANDOM = frozenset({"shuf", "mktemp", "uuidgen", "date", "gpg", "ssh-keygen", "pwgen"})
 _PLACEHOLDER = re.compile(r"^<[^<>]+>$|^\[[^\]-][^\]]*\]$|^\{[^{}]*\}$|^\.\.\.$|^[A-Z][A-Z0-9_]{2,}$|path/to|your[-_]")
 # Program text stands for itself (`grep ERROR`), unless it is a documented slot (`<pattern>`, PATTERN).
@@ -151,6 +155,8 @@ def read_command(tool: str, doc_line: str) -> CommandCall:
         raise NotFillable("the documented command reads a heredoc or a process substitution")
     if "$(" in bare or "`" in bare or re.search(r"\$[A-Za-z_{]", bare):
         raise NotFillable("the documented command uses shell variables or substitutions set elsewhere")
+    if bare.count('"') % 2 or re.sub(r"'[^']*'", "", seg).count("'") % 2:
+        raise NotFillable("the documented command continues over several lines (a quote left open)")
     if "&" in re.sub(r"\d?>&\d|&>", "", bare):
         raise NotFillable("the documented command runs in the background")
     words: list[Word] = []
@@ -194,6 +200,8 @@ def _check_program(prog: str, args: list[str]) -> None:
         raise NotFillable(f"{prog} edits its input in place")
     if prog == "openssl" and (not args or args[0] not in _OPENSSL_SUBS):
         raise NotFillable(f"openssl {args[0] if args else ''} needs keys or draws random values".replace("  ", " "))
+    if prog == "sqlite3" and {"-cmd", "-init"} & set(args):
+        raise NotFillable("sqlite3 runs extra commands before the documented SQL (-cmd, -init)")
     if prog == "python3" and args[:2] != ["-m", "json.tool"]:
         raise NotFillable("runs Python code of its own (only `python3 -m json.tool` is a command generator)")
     if prog in _STDOUT_FLAGS and not (set(args) & _STDOUT_FLAGS[prog] or "-o" in args or
@@ -212,6 +220,11 @@ def _command_words(raw: list[str], last: bool) -> list[Word]:
     _check_program(prog, [w for w in words[lead + 1:] if not is_redirect(w)])
     out = [Word("literal", r) for r in raw[:lead + 1]]
     program_given = not (prog in _PROGRAM_TEXT and not set(words) & _PROGRAM_TEXT[prog])
+    args = words[lead + 1:]
+    targets = {i + 1 for i, w in enumerate(args) if is_redirect(w) and names_file(w)}
+    if prog == "sqlite3" and len([w for i, w in enumerate(args) if not w.startswith("-") and not is_redirect(w)
+                                  and i not in targets]) < 2:
+        raise NotFillable("sqlite3 runs the SQL it reads from its input, which may change the database")
     takes = _VALUE_FLAGS.get(prog, {})
     positional = 0
     i = lead + 1
@@ -241,7 +254,9 @@ def _command_words(raw: list[str], last: bool) -> list[Word]:
                     out.append(_value(words[i + j], raw[i + j], program=flag in _PROGRAM_TEXT.get(prog, ())))
             i += 1 + n
             continue
-        if positional == 0 and not program_given:
+        if prog == "sqlite3":
+            out.append(_sqlite_argument(w, r, positional))
+        elif positional == 0 and not program_given:
             program_given = True          # the filter, program or pattern itself
             if _PROGRAM_PLACEHOLDER.search(w) and r == w:
                 raise NotFillable(f"the argument {w} is a placeholder for the program text")
@@ -251,6 +266,21 @@ def _command_words(raw: list[str], last: bool) -> list[Word]:
         positional += 1
         i += 1
     return out
+
+
+def _sqlite_argument(w: str, r: str, positional: int) -> Word:
+    """`sqlite3 DB SQL…`: the database is a file the task builds (command_sqlite), the SQL must only read."""
+    if positional == 0:
+        if w == ":memory:":
+            return Word("literal", r)
+        name = _file_name(w, DB_EXTENSIONS)
+        if not name or "*" in name:
+            raise NotFillable(f"the argument {w} names no database file a task can build")
+        return Word("input", name)
+    why = reading_only(w)
+    if why:
+        raise NotFillable(f"the documented SQL {why}")
+    return Word("literal", r)
 
 
 def _value(w: str, r: str, program: bool = False) -> Word:

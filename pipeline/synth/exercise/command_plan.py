@@ -69,7 +69,7 @@ def command_plan(skill_id: str, skill_name: str, teach: Teaching, package: Skill
         try:
             if len(doc.line) >= QUOTE_CHARS:
                 raise NotFillable("the documented line is too long to quote")
-            line = continued(doc.line, body)
+            line = _quote_closed(continued(doc.line, body), body)
             if line.endswith("\\"):
                 raise NotFillable("the documented command continues over several lines")
             call = read_command(doc.tool, line)
@@ -85,6 +85,27 @@ def command_plan(skill_id: str, skill_name: str, teach: Teaching, package: Skill
     if options:
         return CommandPlan(skill_id, skill_name, pkg, tuple(options))
     return f"documents commands of {about}; none runs on a sample file: " + "; ".join(dict.fromkeys(reasons))
+
+
+def _open_quote(text: str) -> bool:
+    return bool(re.sub(r"'[^']*'", "", text).count('"') % 2) or bool(re.sub(r'"[^"]*"', "", text).count("'") % 2)
+
+
+def _quote_closed(line: str, body: str) -> str:
+    """A command whose quoted argument (SQL, a jq or awk program) goes on over the next lines, read whole
+    as the shell reads it (up to 30 lines); as it was when the quote never closes."""
+    if not _open_quote(line):
+        return line
+    lines = body.splitlines()
+    at = next((i for i, ln in enumerate(lines) if ln.strip().removeprefix("$ ").startswith(line)), None)
+    if at is None:
+        return line
+    text = line
+    for nxt in lines[at + 1: at + 31]:
+        text += "\n" + nxt.strip()
+        if not _open_quote(text):
+            return text.replace("\n", " ")
+    return line
 
 
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]\s+|\d+[.)]\s+|#+\s+|>\s*)*")

@@ -151,8 +151,9 @@ for path, digest in {inputs!r}:
 with tempfile.TemporaryDirectory() as tmp:
     mine = Path(tmp) / out.name
     line = {template!r}.replace({OUT_MARK!r}, shlex.quote(str(mine)))
+    # HOME is the scratch folder: no ~/.jq, ~/.sqliterc or shell start-up file the agent left is read
     proc = subprocess.run(["bash", "-c", line], cwd=tmp, capture_output=True, timeout=120,
-                          env=dict(os.environ, LC_ALL="C"))
+                          env=dict(os.environ, LC_ALL="C", HOME=tmp))
     assert proc.returncode in (0, 1), (f"the skill's documented command failed on this input "
                                        f"(exit {{proc.returncode}}): {{proc.stderr[-800:]!r}}")
     want = mine.read_bytes() if mine.is_file() else b""

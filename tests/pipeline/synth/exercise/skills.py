@@ -10,6 +10,7 @@ from pipeline.synth.skill_fit import parts_from_skill
 FUNNEL = Path(__file__).resolve().parents[1] / "exercise_skills" / "funnel-report"
 LOG_SUMMARY = Path(__file__).resolve().parents[1] / "exercise_skills" / "log-level-summary"
 TICKETS = Path(__file__).resolve().parents[1] / "exercise_skills" / "ticket-fields"   # commands only (jq)
+ORDERS_DB = Path(__file__).resolve().parents[1] / "exercise_skills" / "order-totals-sqlite"   # sqlite3 queries
 
 
 def package_of(folder: Path, name: str) -> SkillPackage:
@@ -46,8 +47,30 @@ def tickets_step(src: str = "a0", dst: str = "a1") -> PathStep:
                     src, dst, parts_from_skill(body), package_of(TICKETS, "ticket-fields"))
 
 
+def orders_db_step(src: str = "a0", dst: str = "a1") -> PathStep:
+    """A skill documenting read-only sqlite3 queries on a database whose schema its SKILL.md shows."""
+    body = (ORDERS_DB / "SKILL.md").read_text()
+    return PathStep("id-order-totals", "order-totals-sqlite", "databases",
+                    "Report order totals from a shop's SQLite database with the sqlite3 shell, without changing it.",
+                    src, dst, parts_from_skill(body), package_of(ORDERS_DB, "order-totals-sqlite"))
+
+
 def failing_oracle_tests(bundle, engine) -> list[str]:
     """The tests a bundle's own solution fails in a real container (verify_bundle's oracle run)."""
     from pipeline.verify.run import verify_bundle
     got = {c.name: c for c in verify_bundle(bundle, engine=engine)}
     return [t["name"] for t in got["oracle"].details["tests"] if t["outcome"] != "passed"]
+
+
+def verified_with_bypass(bundle, bypass) -> tuple[dict, list[str]]:
+    """verify_bundle's checks of `bundle` by name, and the tests the `bypass` bundle's solution fails, in real
+    containers (their images removed afterwards)."""
+    from pipeline.verify.run import image_for, verify_bundle
+    from workbench.sandbox.engine import Engine
+    engine = Engine()
+    try:
+        checks = {c.name: c for c in verify_bundle(bundle, engine=engine)}
+        return checks, failing_oracle_tests(bypass, engine)
+    finally:
+        for b in (bundle, bypass):
+            engine.remove_image(image_for(b))

@@ -6,12 +6,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline.synth.compose import PathStep, synthesize_task
-from pipeline.verify.run import image_for, verify_bundle
 from workbench.sandbox.base_image import base_image_name
 from workbench.sandbox.bundle import TaskBundle
-from workbench.sandbox.engine import Engine
 
-from .skills import failing_oracle_tests, tickets_step
+from .skills import orders_db_step, tickets_step, verified_with_bypass
 
 pytestmark = [pytest.mark.docker]
 
@@ -36,15 +34,24 @@ def test_the_documented_command_is_the_oracle_and_another_filter_fails():
     files = dict(task.bundle.files)
     files["solution/solve.sh"] = ("\n".join(lines[:k] + [wrong] + lines[k + 1:]) + "\n").encode()
     other_filter = TaskBundle(files, set(task.bundle.executables))
-    engine = Engine()
-    try:
-        checks = {c.name: c for c in verify_bundle(task.bundle, engine=engine)}
-        assert checks["oracle"].passed, checks["oracle"].log[-2000:]
-        assert checks["noop"].passed, checks["noop"].reason      # untouched, the tests fail
-        assert checks["rubric"].passed, checks["rubric"].log
-        untouched = {t["name"]: t["outcome"] for t in checks["noop"].details["tests"]}
-        assert untouched["test_s1_skill_result"] != "passed"
-        assert failing_oracle_tests(other_filter, engine) == ["test_s1_skill_result"]
-    finally:
-        for b in (task.bundle, other_filter):
-            engine.remove_image(image_for(b))
+    checks, failed = verified_with_bypass(task.bundle, other_filter)
+    assert checks["oracle"].passed, checks["oracle"].log[-2000:]
+    assert checks["noop"].passed, checks["noop"].reason      # untouched, the tests fail
+    assert checks["rubric"].passed, checks["rubric"].log
+    untouched = {t["name"]: t["outcome"] for t in checks["noop"].details["tests"]}
+    assert untouched["test_s1_skill_result"] != "passed"
+    assert failed == ["test_s1_skill_result"], failed
+
+def test_a_documented_sqlite_query_on_a_database_of_the_skills_schema_is_the_oracle():
+    """The database is built from the CREATE TABLE SKILL.md shows, rows drawn per task; the same query with
+    another filter (a plausible table of the same shape) fails the skill-result test only."""
+    task = next(t for t in (synthesize_task([orders_db_step(), OTHER], seed, base_image_name(), path_id="p2")
+                            for seed in range(1, 20)) if "status = 'paid'" in t.bundle.text("solution/solve.sh"))
+    solve = task.bundle.text("solution/solve.sh")
+    files = dict(task.bundle.files)
+    files["solution/solve.sh"] = solve.replace("status = 'paid'", "status = 'open'").encode()
+    other_status = TaskBundle(files, set(task.bundle.executables))
+    checks, failed = verified_with_bypass(task.bundle, other_status)
+    assert checks["oracle"].passed and checks["noop"].passed and checks["rubric"].passed, \
+        {n: c.reason for n, c in checks.items()}
+    assert failed == ["test_s1_skill_result"], failed

@@ -122,3 +122,63 @@ def test_a_file_of_a_known_type_at_the_authors_path_is_an_input_the_task_supplie
     assert isinstance(got, CommandPlan), got
     slot = got.first.call.inputs[0]
     assert slot.text == "/var/log/nginx/access.log" and got.first.sources[0].ref == "access-log"
+
+
+SQLITE = """---
+name: sqlite-{name}
+description: Query a local SQLite database with the sqlite3 shell.
+---
+# sqlite {name}
+
+Create the tables once:
+
+```bash
+sqlite3 shop.db <<'SQL'
+CREATE TABLE IF NOT EXISTS orders(id INTEGER PRIMARY KEY, customer TEXT NOT NULL, status TEXT,
+                                  total REAL, placed_at TEXT);
+SQL
+```
+
+{what}:
+
+```bash
+{line}
+```
+"""
+
+
+def _sqlite(name: str, line: str, what: str = "Totals by status"):
+    body = SQLITE.format(name=name, line=line, what=what)
+    return exercise_plan(f"id-{name}", f"sqlite-{name}", "Query a local SQLite database with the sqlite3 shell.",
+                         body, (), None)
+
+
+def test_a_documented_query_runs_on_a_database_of_the_skills_own_schema():
+    from pipeline.synth.exercise.command_inputs import realize
+    from pipeline.synth.exercise.command_sqlite import sql_misfit
+    import random
+    import sqlite3
+    got = _sqlite("totals", "sqlite3 -header -csv shop.db \"SELECT status, count(*), round(sum(total), 2) FROM "
+                  "orders WHERE status = 'open' GROUP BY status;\"")
+    assert isinstance(got, CommandPlan), got
+    opt = got.first
+    assert [w.kind for w in opt.call.words][:4] == ["literal", "literal", "literal", "input"]
+    assert opt.sources[0].kind == "schema" and opt.purpose == "Totals by status"
+    db = realize(random.Random(1), opt.sources[0], opt.call, opt.call.inputs[0])
+    con = sqlite3.connect(":memory:")
+    con.deserialize(db)
+    statuses = [r[0] for r in con.execute("SELECT status FROM orders")]
+    assert "open" in statuses and len(statuses) >= 12          # the literal the query compares with is drawn
+    assert sql_misfit(db, "SELECT nope FROM orders") .startswith("does not have what the SQL reads")
+
+
+@pytest.mark.parametrize("line,reason", [
+    ("sqlite3 shop.db \"DELETE FROM orders WHERE status = 'open';\"", "changes the database or its settings (DELETE)"),
+    ("sqlite3 shop.db \"PRAGMA integrity_check;\"", "reads a setting, not the data (PRAGMA"),
+    ("sqlite3 shop.db \".backup shop-copy.db\"", "runs the sqlite3 shell command .backup"),
+    ("sqlite3 shop.db < fix.sql", "runs the SQL it reads from its input"),
+    ("sqlite3 shop.db \"SELECT * FROM customers;\"", "no such table: customers"),
+])
+def test_sqlite_commands_a_task_cannot_run_are_refused(line, reason):
+    got = _sqlite("refused", line)
+    assert isinstance(got, str) and reason in got, got
