@@ -67,19 +67,21 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
     in_code = in_config = False
     recent: list[str] = []   # the last few prose or comment lines, for "Optional:" lead-ins
     last_heading, flags = None, (False, False, False, False)
+    heading = ""   # _path(headings), joined again only when they change
     for i, text in enumerate(lines, start=1):
         in_front = i <= front_end
-        if not in_front and _FENCE.match(text):
+        # (the `in` looks skip the patterns on the many lines that lack the characters they need)
+        if not in_front and ("```" in text or "~~~" in text) and _FENCE.match(text):
             in_code = not in_code
             in_config = in_code and bool(_CONFIG_LANG.match(text))
-            out.append(Line(i, text, _path(headings), True, False, False, False, False, False))
+            out.append(Line(i, text, heading, True, False, False, False, False, False))
             continue
-        m = None if in_code or in_front else _HEADING.match(text)
+        m = None if in_code or in_front or "#" not in text else _HEADING.match(text)
         if m:
             level = len(m.group(1))
             headings = [h for h in headings if h[0] < level] + [(level, m.group(2))]
+            heading = _path(headings)
             recent = []
-        heading = _path(headings)
         if heading != last_heading:
             # the H1 is the skill's title: "Kubernetes Troubleshooting" names the topic, not a side section
             last_heading, flags = heading, _heading_flags(" / ".join(h for lvl, h in headings if lvl > 1))
@@ -93,7 +95,7 @@ def skill_lines(raw_text: str) -> tuple[Line, ...]:
         if text.strip():
             recent.append(text)
             recent = recent[-2:]
-        if not text.strip() and not in_code:
+        elif not in_code:
             recent = []
     return tuple(out)
 
