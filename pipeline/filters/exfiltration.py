@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline.filters.base import RuleResult, from_hits, passed
-from pipeline.filters.required_literals import may_match
+from pipeline.filters.required_literals import line_index
 from workbench.models import Outcome, ParsedSkill
 
 RULE = "safety.exfiltration"
@@ -144,15 +144,19 @@ def _leaks(unit: _Unit, lines: list[str], other_senders: set[int]) -> list[int]:
 
 
 def exfiltration(skill: ParsedSkill) -> RuleResult:
-    # nothing sends (joining continued lines and dropping `-i key` only add spaces, and _SENDER's
-    # literals hold none): no secret can leave
-    if not may_match(skill.raw_text, _SENDER):
+    # Only a command with a line that holds one of _SENDER's literals can send (joining continued
+    # lines and dropping `-i key` only add spaces, and those literals hold none).
+    index = line_index(skill.raw_text)
+    sending = set(index.indices((_SENDER,)))
+    if not sending:
         return passed(RULE, _CLEAN)
-    original = skill.raw_text.splitlines()
+    original = index.lines
     # A key passed with -i authenticates a copy; it is not what is being sent.
-    lines = [_IDENTITY_ARG.sub(" ", ln) for ln in original]
+    identity = set(index.indices((_IDENTITY_ARG,)))
+    lines = [_IDENTITY_ARG.sub(" ", ln) if i in identity else ln for i, ln in enumerate(original)]
     hits: list[tuple[int, str]] = []
-    senders = [u for u in _units(lines) if _sends_off_machine(u.text)]
+    senders = [u for u in _units(lines) if not sending.isdisjoint(range(u.first, u.last + 1))
+               and _sends_off_machine(u.text)]
     sender_lines = {j for u in senders for j in range(u.first, u.last + 1)}
     for unit in senders:
         secrets = _leaks(unit, lines, sender_lines)
