@@ -112,3 +112,21 @@ def test_metered_vendor_names_hold_a_literal_of_the_vendor_pattern():
         assert any(lit in vendor for lit in literals), vendor
     for pat in (credentials.METERED_VENDOR, external._MCP, external._MCP_TOOL, exfiltration._SENDER):
         assert not any("  " in lit for lit in required_literals(pat))
+
+
+def test_hostile_text_costs_linear_work():
+    """A 1 MiB text of one line or 100k lines full of a literal: each literal is looked for once
+    per line, not once per occurrence, and the whole rule set stays quick."""
+    import time
+
+    from pipeline.filters import runner
+    from tests.pipeline.filters.rule_helpers import skill_from_text
+
+    for body in ("api key token " * 75_000, "api key token\n" * 75_000, "\x00\x01ſK" * 250_000):
+        text = "---\nname: big\ndescription: A big one.\n---\n" + body
+        index = line_index(text)
+        start = time.perf_counter()
+        cands = index.candidates((re.compile(r"\bapi[ _-]?key\b", re.I), re.compile("token")))
+        assert cands is not None and len(cands) <= len(index.lines)
+        runner.check_skill("x", skill_from_text(text))
+        assert time.perf_counter() - start < 60
