@@ -71,6 +71,19 @@ def _holds(value, op: str, num: float) -> bool:
     return {">": v > num, "<": v < num, ">=": v >= num, "<=": v <= num, "==": v == num}[op]
 
 
+def _words_of(call: CommandCall, prog: str) -> set[str]:
+    """The words of `prog`'s own command in the pipeline (another command's `-n` is not its)."""
+    out, seen = set(), False
+    for w in call.words:
+        if w.kind == "pipe":
+            seen = False
+        elif w.kind == "literal" and w.text == prog and not seen:
+            seen = True
+        elif seen and w.kind == "literal":
+            out.add(w.text)
+    return out
+
+
 def _program(call: CommandCall, prog: str) -> str:
     """The first literal after `prog` that is its program text (a quoted word), unquoted."""
     seen = False
@@ -84,8 +97,16 @@ def _program(call: CommandCall, prog: str) -> str:
     return ""
 
 
-def _flag_value(call: CommandCall, flags: tuple[str, ...]) -> str | None:
-    ws = [w.text.strip("'\"") for w in call.words]
+def _flag_value(call: CommandCall, flags: tuple[str, ...], prog: str) -> str | None:
+    """The value `prog`'s own command gives one of `flags` (`-F,`, `-t ':'`), unquoted."""
+    ws, seen = [], False
+    for w in call.words:
+        if w.kind == "pipe":
+            seen = False
+        elif w.kind == "literal" and w.text == prog and not seen:
+            seen = True
+        elif seen:
+            ws.append(w.text.strip("'\""))
     for i, w in enumerate(ws):
         for f in flags:
             if w == f and i + 1 < len(ws):
@@ -102,7 +123,7 @@ def misfit(call: CommandCall, slot: Word, data: bytes) -> str:
         return sql_misfit(data, sql_of(call))
     text = data.decode("utf-8", "replace")
     progs = set(call.programs)
-    if "jq" in progs and not {"-R", "--raw-input", "-n", "--null-input"} & {w.text for w in call.words}:
+    if "jq" in progs and not {"-R", "--raw-input", "-n", "--null-input"} & _words_of(call, "jq"):
         docs = _json_docs(text)
         if docs is None:
             return "is not JSON, which jq reads"
@@ -131,24 +152,24 @@ def misfit(call: CommandCall, slot: Word, data: bytes) -> str:
         return f"has no entry on {sorted(dates)[0]}, the day the command selects"
     if "awk" in progs:
         fields = [int(n) for n in re.findall(r"\$(\d+)", _program(call, "awk"))]
-        sep = _flag_value(call, ("-F",))
+        sep = _flag_value(call, ("-F",), "awk")
         if fields and not _has_fields(lines, max(fields), sep):
             return f"has no field ${max(fields)} for awk"
     if "awk" in progs:
-        sep = _flag_value(call, ("-F",))
+        sep = _flag_value(call, ("-F",), "awk")
         for n, op, num in re.findall(r"\$(\d+)\s*(>=|<=|>|<|==)\s*(-?\d+(?:\.\d+)?)", _program(call, "awk")):
             cells = [(ln.split(sep) if sep else ln.split()) for ln in lines]
             if not any(len(c) >= int(n) > 0 and _holds(c[int(n) - 1], op, float(num)) for c in cells):
                 return f"has no line whose ${n} {op} {num}, which the awk program selects"
     if "cut" in progs:
-        spec = _flag_value(call, ("-f", "--fields")) or ""
+        spec = _flag_value(call, ("-f", "--fields"), "cut") or ""
         nums = [int(n) for n in re.findall(r"\d+", spec)]
-        if nums and not _has_fields(lines, max(nums), _flag_value(call, ("-d", "--delimiter")) or "\t"):
+        if nums and not _has_fields(lines, max(nums), _flag_value(call, ("-d", "--delimiter"), "cut") or "\t"):
             return f"has no field {max(nums)} for cut"
     if "sort" in progs:
-        key = _flag_value(call, ("-k", "--key")) or ""
+        key = _flag_value(call, ("-k", "--key"), "sort") or ""
         m = re.match(r"(\d+)", key)
-        if m and not _has_fields(lines, int(m.group(1)), _flag_value(call, ("-t", "--field-separator"))):
+        if m and not _has_fields(lines, int(m.group(1)), _flag_value(call, ("-t", "--field-separator"), "sort")):
             return f"has no field {m.group(1)} to sort on"
     if "grep" in progs:
         pattern = _program(call, "grep") or _grep_pattern(call)
@@ -208,7 +229,7 @@ def _has_fields(lines: list[str], n: int, sep: str | None) -> bool:
 
 
 def _matches(pattern: str, text: str, call: CommandCall) -> bool:
-    words = {w.text for w in call.words}
+    words = _words_of(call, "grep") | _words_of(call, "egrep") | _words_of(call, "fgrep")
     flags = re.I if any(w.startswith("-") and "i" in w[1:] and not w.startswith("--") for w in words) else 0
     if any(w.startswith("-") and "F" in w[1:] and not w.startswith("--") for w in words):
         return pattern.lower() in text.lower() if flags else pattern in text

@@ -73,6 +73,9 @@ def command_plan(skill_id: str, skill_name: str, teach: Teaching, package: Skill
             if line.endswith("\\"):
                 raise NotFillable("the documented command continues over several lines")
             call = read_command(doc.tool, line)
+            if line != continued(doc.line, body) and {"awk", "sed"} & set(call.programs):
+                raise NotFillable("its awk or sed program goes on over several lines (newlines are statements "
+                                  "there, so it cannot be one command line)")
             sources, used = [], set()
             for slot in call.inputs:
                 src = input_source(pkg, body, call, slot, used)

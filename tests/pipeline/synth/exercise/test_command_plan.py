@@ -87,6 +87,11 @@ def test_a_table_command_gets_a_generated_table_with_the_field_it_reads():
      "command: program read from a file"),
     ("jq-check", "jq -e . events.json > /dev/null", "discards what it prints",
      "command: discards its output (exit status only)"),
+    # sort's -n is not jq's --null-input: the filter's keys are still checked
+    ("jq-sorted", "jq -c 'select(.latency > 1)' records.json | sort -n", "has no key latency the jq filter reads",
+     "command: no sample fits the command"),
+    ("awk-window", "awk '\n/^20/ { n++ }\nEND { print n }' app.log", "goes on over several lines",
+     "command: not a command line"),
 ])
 def test_each_class_of_command_a_task_cannot_run_is_refused_with_its_reason(name, line, reason, cls):
     got = _plan(name, line)
