@@ -130,3 +130,16 @@ def test_hostile_text_costs_linear_work():
         assert cands is not None and len(cands) <= len(index.lines)
         runner.check_skill("x", skill_from_text(text))
         assert time.perf_counter() - start < 60
+
+
+def test_candidate_lines_are_exactly_the_lines_holding_a_literal_short_list_or_long():
+    rng = random.Random(5)
+    words = [f"w{i}x" for i in range(30)] + ["a", "w1", "x w2", " ", "\t"]
+    text = "\n".join("".join(rng.choice(words) for _ in range(rng.randint(0, 6))) for _ in range(400))
+    lines = text.splitlines()
+    for n in (3, 25):
+        pattern = re.compile("|".join(f"w{i}x" for i in range(n)))
+        literals = required_literals(pattern)
+        assert len(literals) == n
+        expected = [i for i, ln in enumerate(lines) if any(lit in fold(ln) for lit in literals)]
+        assert LineIndex(lines).candidates((pattern,)) == expected
