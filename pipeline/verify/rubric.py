@@ -61,8 +61,11 @@ def _test_functions(source: str, where: str, problems: list[str]) -> list[tuple[
 
 
 _REQUIREMENT = re.compile(r"^\s*\d+[.)]\s+(.*)$")
-_READERS = {"open", "Path", "read_text", "read_bytes", "read_lines", "read_table", "copy", "copyfile", "copy2",
-            "load", "loads", "cmp", "parse", "connect"}
+# Calls that read the file named by their first argument; Path(x) counts only with a reading method.
+_READERS = {"open", "read_text", "read_bytes", "read_lines", "read_table", "copy", "copyfile", "copy2", "cmp",
+            "parse", "connect", "executescript"}
+_PATH_READS = {"read_text", "read_bytes", "open"}
+_WRITE_MODES = ("w", "a", "x")
 
 
 def requirements(text: str) -> list[str]:
@@ -107,15 +110,26 @@ def read_paths(source: str) -> set[str]:
         return set()
     out = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            name = getattr(node.func, "attr", getattr(node.func, "id", ""))
-            inner = node.func.value if isinstance(node.func, ast.Attribute) else None
-            if isinstance(inner, ast.Call):            # Path('/app/x').read_bytes()
-                name = getattr(inner.func, "id", getattr(inner.func, "attr", name))
-                node = inner
-            if name in _READERS:
-                out |= {a.value for a in node.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+        if not isinstance(node, ast.Call):
+            continue
+        name = getattr(node.func, "attr", getattr(node.func, "id", ""))
+        inner = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if isinstance(inner, ast.Call) and getattr(inner.func, "id", getattr(inner.func, "attr", "")) == "Path":
+            if name in _PATH_READS and not _writes(node, mode_at=0):       # Path('/app/x').read_bytes()
+                out |= _first_string(inner)
+        elif name in _READERS and not (name == "open" and _writes(node)):
+            out |= _first_string(node)
     return out
+
+
+def _first_string(call: ast.Call) -> set[str]:
+    return {a.value for a in call.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)}
+
+
+def _writes(call: ast.Call, mode_at: int = 1) -> bool:
+    """An open() (its mode the second argument) or Path(...).open() (the first) whose mode writes."""
+    modes = [a for a in call.args[mode_at:mode_at + 1]] + [k.value for k in call.keywords if k.arg == "mode"]
+    return any(isinstance(m, ast.Constant) and any(w in str(m.value) for w in _WRITE_MODES) for m in modes)
 
 
 def unchecked_inputs(bundle: TaskBundle, tests: dict[str, str]) -> list[str]:

@@ -69,3 +69,10 @@ def test_shipped_inputs_the_tests_read_without_a_checksum_are_reported_not_faile
     assert check_rubric(sum_bundle(extra_files={"tests/test_outputs.py": checked})).details["unchecked_inputs"] == []
     # a path only named in a docstring or compared with is not read
     assert check_rubric(sum_bundle()).details["unchecked_inputs"] == []
+
+
+def test_writes_and_bare_paths_are_no_reads():
+    from pipeline.verify.rubric import read_paths
+    source = ("from pathlib import Path\nimport shutil\nPath('/a').write_text('x')\nopen('/b', 'w')\nopen('/c')\n"
+              "Path('/d').read_bytes()\nPath('/e').open('w')\nshutil.copy('/f', '/g')\nPath('/h').exists()\n")
+    assert read_paths(source) == {"/c", "/d", "/f"}
