@@ -22,12 +22,12 @@ from workbench.workspace import Workspace
 K = 4
 # Measured on the demo's 10 probe tasks (7 offline, 3 LLM-built; 2-4 marked steps, each checked by
 # the tests: the ablation probe passes none, so a task passes exactly when every step is kept and the
-# bands follow from draw_kept alone), k = 4: p = 0.62 gives 1 task at r = 0 (easier), 7 with
-# 0 < r <= 0.5 (context switch) and 2 above 0.5 (harder: one offline task whose last scenario no
-# skill leaves, so it has no harder variant, and one LLM-built); 0.55-0.61 leave only that offline
-# task harder, 0.63 and above none at r = 0 (0.8 did until the demo's 5-step task went, 2026-12-04).
-# The draw is seeded by (sample, task), so the same tasks give the same rates on every build.
-KEEP_P = 0.62
+# bands follow from draw_kept alone), k = 4. The draw is seeded by (sample, task), so the same tasks
+# give the same rates on every build — and new task ids (SYNTH_VERSION 5, 2026-12-06) give new ones:
+# p = 0.62 then left no task above 0.5. p = 0.70 gives 4 tasks at r = 0 (easier), 4 with
+# 0 < r <= 0.5 (context switch) and 2 above 0.5 (harder: one offline, one LLM-built); 0.68-0.75 give
+# the same bands, 0.63-0.67 only one task above 0.5.
+KEEP_P = 0.70
 AGENT = "noisy-oracle"
 ROLLOUT_RUN = "demo-noisy-oracle"
 EVOLVE_RUN = "demo-evolve"
