@@ -20,6 +20,18 @@ if TYPE_CHECKING:
     from workbench.sandbox.bundle import TaskBundle
 
 AGENTS = ("nop", "oracle", "ablation", "noisy-oracle", "red-team", "terminus-2")
+# Agents that run a script, not a model: nothing, the task's solution, a cut of it, or reward hacks.
+# Their trajectories are no training data and their failures say nothing of how hard a task is
+# (the SFT export leaves them out unless asked; the trajectory judge never counts them).
+SCRIPTED_AGENTS = ("nop", "oracle", "ablation", "red-team")
+
+
+def base_agent(agent: str) -> str:
+    """A Harbor-imported rollout's agent is "harbor:<name>": Harbor's scripted agents are the same
+    probes as ours."""
+    return agent.removeprefix("harbor:")
+
+
 # Shown next to every figure that counts these agents: they are probes, not models.
 AGENT_LABELS = {
     "nop": "nop (does nothing; a baseline)",

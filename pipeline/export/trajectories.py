@@ -23,6 +23,8 @@ from pathlib import Path
 
 import duckdb
 
+from pipeline.agents.protocol import SCRIPTED_AGENTS, base_agent
+
 from pipeline.export.chat_rows import EPISODES, ChatRowError, RowMeta, chat_rows, row_text, text_of
 from pipeline.trajectories.atif import TrajectoryError, read_trajectory
 from pipeline.verify.decontam import N, BenchmarkIndex
@@ -33,7 +35,6 @@ from workbench.workspace import Workspace
 FORMATS = ("atif", "chat-jsonl", "parquet")
 SFT_FORMATS = ("chat-jsonl", "parquet")
 FILTERS = ("all", "complete", "success")
-SCRIPTED_AGENTS = ("nop", "oracle", "ablation")
 # Failure classes that mean the agent itself did not finish (pipeline.agents.protocol.FAILURE_CLASSES).
 NOT_COMPLETED = ("timeout", "never_completed", "parse_errors", "crashed", "script_failed", "stopped")
 PARQUET_COLUMNS = {"conversations": "STRUCT(role VARCHAR, content VARCHAR)[]", "agent": "VARCHAR",
@@ -94,11 +95,6 @@ class TrajectoryExportReport:
 def _add(counts: dict[str, int], key: str, n: int) -> None:
     # plain dicts: dataclasses.asdict would rebuild a collections.Counter from (key, value) pairs
     counts[key] = counts.get(key, 0) + n
-
-
-def base_agent(agent: str) -> str:
-    """`harbor:oracle` -> `oracle`: Harbor's scripted agents are the same probes as ours."""
-    return agent.removeprefix("harbor:")
 
 
 def is_scripted(agent: str) -> bool:

@@ -26,6 +26,7 @@ import pandas as pd
 from pydantic import BaseModel, Field, field_validator
 
 from analysis.failures import consistency_by_task, tests_of
+from pipeline.agents.protocol import SCRIPTED_AGENTS, base_agent
 from pipeline.judge import trajectory_evidence as ev
 from workbench.llm.budget import BudgetExceeded
 from workbench.llm.caller import LLMCaller
@@ -37,15 +38,9 @@ from workbench.store.tasks import accepted_tasks
 from workbench.workspace import Workspace
 
 STAGE = "trajectory_judge"
-SCRIPTED_AGENTS = ("nop", "oracle", "ablation")
 NOT_ATTEMPTS = ("crashed", "stopped")   # the harness failed or the batch was cancelled: no attempt
 ORACLE_NOTE = ("its oracle fails in a rollout: task {task} is broken, not hard (its environment or tests no longer "
                "fit its solution; re-verify its bundle with `workbench verify`); not sent to the trajectory judge")
-
-
-def base_agent(agent: str) -> str:
-    """A Harbor-imported rollout's agent is "harbor:<name>"; its kind is the name."""
-    return agent.split(":", 1)[1] if agent.startswith("harbor:") else agent
 
 
 def is_llm_agent(agent: str) -> bool:

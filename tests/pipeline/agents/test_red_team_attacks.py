@@ -119,3 +119,10 @@ def test_the_agent_is_a_labelled_probe_and_a_seed_picks_its_attack():
     assert RedTeamAgent("exhaustion").config_key() != agent.config_key()
     with pytest.raises(ValueError, match="choose one of"):
         RedTeamAgent("solve-it")
+
+
+def test_its_rollouts_are_no_training_data_and_no_attempt_at_the_task():
+    from pipeline.export.trajectories import is_scripted
+    from pipeline.judge.trajectory_judge import is_llm_agent
+    assert is_scripted("red-team") and is_scripted("harbor:oracle")
+    assert not is_llm_agent("red-team") and is_llm_agent("terminus-2")
