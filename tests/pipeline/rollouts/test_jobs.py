@@ -48,7 +48,7 @@ def test_a_refused_batch_says_why_on_its_run(workspace, monkeypatch):
 def test_bad_parameters_are_refused_before_anything_starts(workspace):
     with pytest.raises(ValueError, match="-k must be at least 1"):
         jobs.launch(workspace, jobs.RolloutParams(agent="oracle", k=0))
-    with pytest.raises(ValueError, match="choose one of nop, oracle, ablation, noisy-oracle, terminus-2"):
+    with pytest.raises(ValueError, match="choose one of nop, oracle, ablation, noisy-oracle, red-team, terminus-2"):
         jobs.launch(workspace, jobs.RolloutParams(agent="claude"))
     with pytest.raises(ValueError, match="cannot run with --executor ray"):
         jobs.launch(workspace, jobs.RolloutParams(agent="terminus-2", replay="oracle", executor="ray"))
