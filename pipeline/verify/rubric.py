@@ -106,7 +106,7 @@ def read_paths(source: str) -> set[str]:
     """String constants handed to a reading call in test code (docstrings are no code)."""
     try:
         tree = python_source.parse(source)
-    except SyntaxError:
+    except (SyntaxError, RecursionError, ValueError):
         return set()
     out = set()
     for node in ast.walk(tree):

@@ -14,6 +14,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
+from pipeline import python_source
 from workbench.sandbox.bundle import TaskBundle
 
 # The verifier's and the task's own places: never an output to fake.
@@ -76,7 +77,7 @@ def instruction_paths(text: str) -> list[str]:
     for m in _ABS_PATH.finditer(text):
         p = m.group(1).rstrip(".,;:")
         # "/app" alone is the working folder, not something to make; "/srv/www/" a folder to make
-        if len(p) > 2 and (p.count("/") >= 2 and not p.endswith("/") or p.endswith("/")) and not reserved(p):
+        if len(p) > 2 and (p.count("/") >= 2 or p.endswith("/")) and not reserved(p):
             found.append(p)
     for m in _CODE.finditer(text):
         word = m.group(1).strip()
@@ -89,8 +90,8 @@ def _python_programs(source: str) -> tuple[list[str], list[str]]:
     """(programs, literals) of a Python test file: the first word of every argv list or shell
     string handed to subprocess/os, and the short constants of every assert."""
     try:
-        tree = ast.parse(source)
-    except SyntaxError:
+        tree = python_source.parse(source)        # trials run in threads: parses take turns
+    except (SyntaxError, RecursionError, ValueError):
         return [], []
     programs: list[str] = []
     literals: list[str] = []
