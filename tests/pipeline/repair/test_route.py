@@ -68,8 +68,10 @@ def test_failures_against_one_artifact_are_repaired_together():
                      evidence=["test_sum: failed: assert '6' == '7'"], failing_tests=["test_sum"])
     f = pick([oracle] + failures_of([rubric]))
     assert (f.artifact, f.check) == ("tests", "oracle")
-    assert f.reason.startswith("after the solution the tests still fail; also rubric: 1 rubric problem(s)")
+    # the stray docstring, and so the instruction's requirement no test quotes: both about the tests
+    assert f.reason.startswith("after the solution the tests still fail; also rubric: 2 rubric problem(s)")
     assert f.evidence[0] == "test_sum: failed: assert '6' == '7'" and "is not a sentence" in f.evidence[1]
+    assert "no test checks the requirement" in f.evidence[2]
     assert f.failing_tests == ["test_sum"]
 
 

@@ -12,7 +12,8 @@ from workbench.workspace import Workspace
 
 def tool_paths(ws: Workspace, n: int, *, steps: int = 2) -> dict[str, PathContext]:
     """The first `n` paths of one sample batch with `steps` steps (distinct skill chains) whose
-    offline task uses a tool of every step's skill."""
+    offline task, built as the scripted double builds it (no skill packages), uses a tool of every
+    step's skill."""
     for batch in graph_store.sample_batches(ws.db)["batch_id"]:
         out = _tool_paths_of(ws, batch, n, steps)
         if len(out) == n:
@@ -32,7 +33,9 @@ def _tool_paths_of(ws: Workspace, batch: str, n: int, steps: int) -> dict[str, P
         if len(ctx.steps) != steps or chain in chains:
             continue
         try:
-            task = synthesize_task(ctx.path_steps, 0, "base", path_id=pid)
+            # as the scripted double builds it: recipes only (with packages a step could be an
+            # exercise, which the double never writes, and read "tool" where the double's does not)
+            task = synthesize_task(ctx.path_steps, 0, "base", path_id=pid, ship_skills=False)
         except Exception:
             continue
         if all(f.fidelity == "tool" for f in task.fidelity):
