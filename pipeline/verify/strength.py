@@ -144,8 +144,7 @@ class CommandRow:
 
 @dataclass
 class StrengthReport:
-    """`strength` None: nothing effective to catch, or the measure could not run (`problem`)."""
-    strength: float | None
+    """One task's measure; `problem` says why it could not run (then `commands` is empty)."""
     commands: list[CommandRow]
     unstable: list[str] = field(default_factory=list)
     problem: str | None = None
@@ -157,7 +156,12 @@ class StrengthReport:
 
     @property
     def caught(self) -> int:
-        return sum(c.caught for c in self.commands if c.effective)
+        return sum(c.caught for c in self.commands)       # a caught command is effective
+
+    @property
+    def strength(self) -> float | None:
+        """caught / effective; None with nothing effective to catch, or no measure (`problem`)."""
+        return self.caught / self.effective if self.effective else None
 
     @property
     def noise(self) -> list[CommandRow]:
@@ -222,7 +226,7 @@ def measure_strength(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskTo
     t0 = time.monotonic()
     steps = command_steps(bundle.text("solution/solve.sh"))
     if not steps:
-        return StrengthReport(None, [], problem="solution/solve.sh has no command beyond set-up lines",
+        return StrengthReport([], problem="solution/solve.sh has no command beyond set-up lines",
                               seconds=time.monotonic() - t0)
 
     def trial(cut: SolutionStep | None):
@@ -239,7 +243,7 @@ def measure_strength(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskTo
             why = "its state could not be read"
         else:
             why = full.problem or full.agent.error or f"the tests fail ({', '.join(failing(full.tests)[:3])})"
-        return StrengthReport(None, [], problem=f"the full solution gives no reference: {why}",
+        return StrengthReport([], problem=f"the full solution gives no reference: {why}",
                               seconds=time.monotonic() - t0)
     unstable = unstable_paths(*states)
     volatile = volatile_dirs(*states)
@@ -251,6 +255,4 @@ def measure_strength(engine: Engine, image: str, bundle: TaskBundle, cfg: TaskTo
                                effect=None if state is None else bool(changed),
                                failing_tests=failing(run.tests)[:10] or ([run.problem[:200]] if run.problem else []),
                                changed=changed[:5]))
-    effective = [r for r in rows if r.effective]
-    strength = sum(r.caught for r in effective) / len(effective) if effective else None
-    return StrengthReport(strength, rows, sorted(unstable), seconds=time.monotonic() - t0)
+    return StrengthReport(rows, sorted(unstable), seconds=time.monotonic() - t0)
